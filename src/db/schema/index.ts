@@ -1,0 +1,3 @@
+export * from './events.ts';
+export * from './scans.ts';
+export * from './limits.ts';

@@ -1,0 +1,23 @@
+import { Elysia } from 'elysia';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+export const ALLOW = 'GET, HEAD, OPTIONS';
+const EXPOSED =
+  'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, ETag, Last-Modified';
+
+/**
+ * First hook of every request: the request id (echoed when sane, else made here) and CORS.
+ * Headers set in onRequest reach every response, 404s and early returns included (STACK.md §5).
+ */
+export const requestContext = new Elysia({ name: 'trafik.request-context' }).onRequest(function requestContextHook({ request, set }) {
+  const given = request.headers.get('x-request-id');
+  set.headers['x-request-id'] = given !== null && SANE_REQUEST_ID.test(given) ? given : `req_${crypto.randomUUID().replaceAll('-', '')}`;
+  // Keys travel in headers, never cookies, so any origin may read the API.
+  set.headers['access-control-allow-origin'] = '*';
+  if (request.headers.has('origin')) set.headers['access-control-expose-headers'] = EXPOSED;
+});
+
+export function requestIdOf(headers: Record<string, unknown>): string {
+  const v = headers['x-request-id'];
+  return typeof v === 'string' ? v : '';
+}

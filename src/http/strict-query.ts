@@ -1,0 +1,100 @@
+import { ApiError, invalidParams, type InvalidParam } from './problems.ts';
+
+/**
+ * Checks a request's raw query string against the route's own `t` query schema before Elysia's
+ * coercing validator sees it. Elysia would drop unknown parameters, take the last of repeated
+ * ones, accept `1e2` or `+5` as integers and lose the field name on range errors; a traffic API
+ * must instead refuse a typo'd filter rather than answer unfiltered data (CONTRACT §3).
+ */
+export function strictQuery(schema: { properties: object }, opts: { refuse?: Record<string, string> } = {}) {
+  const props = schema.properties as Record<string, SchemaLike>;
+  const known = new Set(Object.keys(props));
+  const refuse = opts.refuse ?? {};
+  return function checkQuery(url: string): void {
+    const q = url.indexOf('?');
+    if (q === -1 || q === url.length - 1) return;
+    const params = new URLSearchParams(url.slice(q + 1));
+    const seen = new Set<string>();
+    const unknown: string[] = [];
+    const bad: InvalidParam[] = [];
+    for (const [name, value] of params) {
+      const refusal = refuse[name.toLowerCase()];
+      if (refusal !== undefined) throw new ApiError('invalid_parameter', refusal, { invalid_params: [{ name, reason: refusal }] });
+      if (!known.has(name)) {
+        if (!unknown.includes(name)) unknown.push(name);
+        continue;
+      }
+      if (seen.has(name)) {
+        bad.push({ name, reason: 'given more than once; send it once (lists are comma-separated)' });
+        continue;
+      }
+      seen.add(name);
+      const reason = checkValue(props[name]!, value);
+      if (reason !== null) bad.push({ name, reason });
+    }
+    if (unknown.length > 0) {
+      const list = unknown.map((n) => `'${n.slice(0, 40)}'`).join(', ');
+      throw new ApiError('unknown_parameter', `Unknown query parameter${unknown.length > 1 ? 's' : ''} ${list}. Known: ${[...known].join(', ')}.`, {
+        invalid_params: unknown.map((n) => ({ name: n.slice(0, 40), reason: 'not a parameter of this endpoint' })),
+      });
+    }
+    if (bad.length > 0) throw invalidParams(bad);
+  };
+}
+
+interface SchemaLike {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  pattern?: string;
+  minLength?: number;
+  maxLength?: number;
+  enum?: unknown[];
+  anyOf?: SchemaLike[];
+  const?: unknown;
+  'x-reason'?: string;
+}
+
+const patternCache = new Map<string, RegExp>();
+
+function checkValue(s: SchemaLike, raw: string): string | null {
+  if (raw === '') return 'must not be empty';
+  const literals = s.anyOf?.every((a) => a.const !== undefined) ? s.anyOf.map((a) => String(a.const)) : (s.enum?.map(String) ?? null);
+  if (literals !== null) return literals.includes(raw) ? null : `must be one of ${literals.join(', ')}`;
+  if (s.type === 'integer') {
+    if (!/^\d{1,12}$/.test(raw)) return intReason(s);
+    const n = Number(raw);
+    if ((s.minimum !== undefined && n < s.minimum) || (s.maximum !== undefined && n > s.maximum)) return intReason(s);
+    return null;
+  }
+  if (s.type === 'number') {
+    if (!/^\d{1,9}(\.\d{1,9})?$/.test(raw)) return numReason(s);
+    const n = Number(raw);
+    if (s.exclusiveMinimum !== undefined && n <= s.exclusiveMinimum) return numReason(s);
+    if ((s.minimum !== undefined && n < s.minimum) || (s.maximum !== undefined && n > s.maximum)) return numReason(s);
+    return null;
+  }
+  if (s.type === 'string') {
+    if (s.maxLength !== undefined && raw.length > s.maxLength) return `must be at most ${s.maxLength} characters`;
+    if (s.minLength !== undefined && raw.length < s.minLength) return `must be at least ${s.minLength} characters`;
+    if (s.pattern !== undefined) {
+      let re = patternCache.get(s.pattern);
+      if (re === undefined) patternCache.set(s.pattern, (re = new RegExp(s.pattern)));
+      if (!re.test(raw)) return s['x-reason'] ?? `must match ${s.pattern}`;
+    }
+    return null;
+  }
+  return null;
+}
+
+function intReason(s: SchemaLike): string {
+  if (s.minimum !== undefined && s.maximum !== undefined) return `must be a whole number from ${s.minimum} to ${s.maximum}`;
+  return 'must be a whole number';
+}
+
+function numReason(s: SchemaLike): string {
+  const low = s.exclusiveMinimum !== undefined ? `more than ${s.exclusiveMinimum}` : s.minimum !== undefined ? `at least ${s.minimum}` : null;
+  const high = s.maximum !== undefined ? `at most ${s.maximum}` : null;
+  return `must be a number${low ? `, ${low}` : ''}${high ? `${low ? ' and' : ','} ${high}` : ''}`;
+}

@@ -1,0 +1,100 @@
+import { openapi } from '@elysiajs/openapi';
+import { Elysia } from 'elysia';
+import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' };
+import swaggerJs from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' };
+import { ApiError, PROBLEMS, problemBySlug, problemSlug, type ProblemCode } from '../../http/problems.ts';
+import { PreparedBody } from '../../read-model/prepared-body.ts';
+
+const ASSETS: Record<string, { path: string; type: string }> = {
+  'swagger-ui-bundle.js': { path: swaggerJs, type: 'text/javascript; charset=utf-8' },
+  'swagger-ui.css': { path: swaggerCss, type: 'text/css; charset=utf-8' },
+};
+
+const DESCRIPTION = `Real-time traffic events for Turkey — accidents, jams, hazards and road closures in the 81
+provinces, refreshed by a scan of 220 grid cells about every 90 seconds. Read-only JSON over GET.
+
+**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; each \`type\` URL explains
+its problem. **Rate limit**: 60 requests per 60 s per client IP on every endpoint; every response
+carries \`X-RateLimit-*\` and the IETF \`RateLimit\`/\`RateLimit-Policy\` headers, a 429 carries
+\`Retry-After: 60\`. **Plans**: without a key you are on Free (1,000 requests a month, counted per IP);
+an API key in \`Authorization: Bearer\` or \`X-API-Key\` puts the request on its plan.
+**Caching**: \`ETag\`/\`If-None-Match\` → 304 on events and stats.
+
+Province boundaries: COD-AB (Harita Genel Müdürlüğü / UN OCHA), CC BY-IGO.`;
+
+/**
+ * OpenAPI 3.1 generated from the routes' `t` schemas, and Swagger UI whose script and stylesheet
+ * are embedded in the binary and served from here, so the page works on a VM with no internet.
+ */
+export function docsRoutes(release: string) {
+  const cache = new Map<string, PreparedBody>();
+  return new Elysia({ name: 'trafik.docs' })
+    .use(
+      openapi({
+        path: '/swagger',
+        specPath: '/swagger/json',
+        provider: 'swagger-ui',
+        swagger: { cdn: '/swagger/assets/swagger-ui-bundle.js', theme: '/swagger/assets/swagger-ui.css', validatorUrl: 'none', autoDarkMode: false, docExpansion: 'list', tryItOutEnabled: true },
+        exclude: { paths: ['/', '/problems/:slug', '/swagger/assets/:name'] },
+        documentation: {
+          info: { title: 'trafik — Traffic Events API for Turkey', version: '1.0', description: DESCRIPTION },
+          tags: [
+            { name: 'Events', description: 'Traffic events: accidents, jams, hazards, road closures' },
+            { name: 'Statistics', description: 'Aggregates over the 24-hour window' },
+            { name: 'Health', description: 'Monitoring and uptime checks' },
+          ],
+          components: {
+            securitySchemes: {
+              bearer: { type: 'http', scheme: 'bearer', description: 'API key (trk_live_…); optional — without one the request is on the Free plan' },
+              apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+            },
+          },
+          security: [{}, { bearer: [] }, { apiKeyHeader: [] }],
+          'x-release': release,
+        } as Record<string, unknown>,
+      }),
+    )
+    .get('/swagger/assets/:name', async ({ params, request }) => {
+      const asset = ASSETS[params.name];
+      if (asset === undefined) return notFound();
+      let body = cache.get(params.name);
+      if (body === undefined) cache.set(params.name, (body = new PreparedBody(await Bun.file(asset.path).bytes())));
+      const { body: bytes, encoding } = body.encodedFor(request.headers.get('accept-encoding'));
+      const headers: Record<string, string> = { 'content-type': asset.type, 'cache-control': 'public, max-age=86400', etag: body.etag, vary: 'Accept-Encoding' };
+      if (encoding !== null) headers['content-encoding'] = encoding;
+      return new Response(bytes, { headers });
+    })
+    .get('/problems/:slug', ({ params }) => {
+      const code = problemBySlug(params.slug);
+      if (code === undefined) return notFound();
+      return new Response(problemPage(code), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'public, max-age=86400' } });
+    })
+    .get('/', () =>
+      Response.json({
+        name: 'trafik',
+        description: 'Real-time traffic events for Turkey',
+        api_version: '1.0',
+        release,
+        docs: '/swagger',
+        openapi: '/swagger/json',
+        endpoints: ['/api/v1/events', '/api/v1/events/{city}', '/api/v1/stats', '/api/v1/health'],
+      }),
+    );
+}
+
+function notFound(): never {
+  throw new ApiError('not_found', 'No such page.');
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function problemPage(code: ProblemCode): string {
+  const p = PROBLEMS[code];
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(p.title)} — trafik</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:3rem auto;padding:0 1rem}code{background:#eee;padding:0 .2em}</style></head>
+<body><h1>${escapeHtml(p.title)}</h1><p>HTTP status <b>${p.status}</b>, <code>code: "${code}"</code>, <code>type: …/problems/${problemSlug(code)}</code></p>
+<p>${escapeHtml(p.about).replace(/`([^`]+)`/g, '<code>$1</code>')}</p>
+<p>Every error of the trafik API is an RFC 9457 <code>application/problem+json</code> body with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>, <code>instance</code>, <code>code</code> and <code>request_id</code>. See <a href="/swagger">the API documentation</a>.</p></body></html>`;
+}

@@ -1,0 +1,93 @@
+import { Elysia } from 'elysia';
+import type { Clock } from '../../clock.ts';
+import { strictQuery } from '../../http/strict-query.ts';
+import { sendPage } from '../../http/send.ts';
+import type { ReadModel } from '../../read-model/read-model.ts';
+import { errorResponses } from '../responses.ts';
+import { CityListQuery, CityParams, EventFeatureCollection, EventList, ListQuery } from './model.ts';
+import { cityRef, parseListQuery, resolveCityOrThrow, type RawListParams } from './service.ts';
+
+const checkList = strictQuery(ListQuery);
+const checkCityList = strictQuery(CityListQuery);
+
+function paramsOf(url: string): URLSearchParams {
+  const q = url.indexOf('?');
+  return new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+}
+
+const listDescription = `Active events seen in the last 24 hours, newest \`reported_at\` first (ties by id).
+Pages by opaque cursor (\`pagination.next_cursor\` / \`pagination.next\`), stable while scans change the data.
+\`format=geojson\` or \`Accept: application/geo+json\` returns a GeoJSON FeatureCollection.
+Conditional requests with \`If-None-Match\` answer 304.`;
+
+export function eventsRoutes(deps: { readModel: ReadModel; clock: Clock }) {
+  const { readModel, clock } = deps;
+  return new Elysia({ name: 'trafik.events' })
+    .get(
+      '/api/v1/events',
+      ({ query, request }) => {
+        const raw = query as RawListParams;
+        const city = raw.city === undefined ? null : resolveCityOrThrow(raw.city, 'query');
+        const q = parseListQuery(raw, { accept: request.headers.get('accept'), now: clock(), plate: city?.plate ?? null });
+        const params = paramsOf(request.url);
+        if (city !== null) params.set('city', city.slug);
+        return sendPage(request, readModel.listPage({ path: '/api/v1/events', params, query: q, city: city && cityRef(city) }));
+      },
+      {
+        transform: ({ request }) => checkList(request.url),
+        query: ListQuery,
+        response: { 200: EventList, ...errorResponses(400, 403) },
+        detail: {
+          tags: ['Events'],
+          summary: 'List events across Turkey',
+          description: listDescription,
+          operationId: 'listEvents',
+          responses: {
+            200: {
+              description: 'A page of events',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/EventList' } }, 'application/geo+json': { schema: { $ref: '#/components/schemas/EventFeatureCollection' } } },
+            },
+            304: { description: 'Not modified (If-None-Match matched the ETag)' },
+          },
+        },
+      },
+    )
+    .get(
+      '/api/v1/events/:city',
+      ({ params, query, request }) => {
+        const city = resolveCityOrThrow(decodeSegment(params.city), 'path');
+        const q = parseListQuery(query as RawListParams, { accept: request.headers.get('accept'), now: clock(), plate: city.plate });
+        return sendPage(request, readModel.listPage({ path: `/api/v1/events/${city.slug}`, params: paramsOf(request.url), query: q, city: cityRef(city) }));
+      },
+      {
+        transform: ({ request }) => checkCityList(request.url),
+        params: CityParams,
+        query: CityListQuery,
+        response: { 200: EventList, ...errorResponses(400, 403, 404) },
+        detail: {
+          tags: ['Events'],
+          summary: 'List events in one province',
+          description: `${listDescription}\n\nThe \`{city}\` segment accepts any spelling of the 81 provinces — Turkish or ASCII letters in any case, percent-encoded or NFD, apostrophe suffixes (İstanbul'da), short and historic names (Antep, Urfa, Maraş, İzmit…) and plate codes (34, 06, 6). An unknown name answers 404 \`unknown_city\` with suggestions; it is never auto-corrected. A valid city with no events is 200 with an empty \`data\`.`,
+          operationId: 'listCityEvents',
+          responses: {
+            200: {
+              description: 'A page of events in the province',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/EventList' } }, 'application/geo+json': { schema: { $ref: '#/components/schemas/EventFeatureCollection' } } },
+            },
+            304: { description: 'Not modified (If-None-Match matched the ETag)' },
+          },
+        },
+      },
+    )
+    .model({ EventList, EventFeatureCollection });
+}
+
+/** Path params normally arrive decoded; a doubly-encoded or raw one is decoded once more, safely. */
+function decodeSegment(s: string): string {
+  if (!s.includes('%')) return s;
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

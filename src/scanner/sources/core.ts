@@ -1,0 +1,117 @@
+/**
+ * The request policy the three HTTP adapters share: a concurrency limit on in-flight requests, the
+ * source-wide back-off, and the translation of fetch failures into cell failures.
+ */
+import type { SourceName } from '../../domain/event.ts';
+import { SourceBackoff } from './backoff.ts';
+import { fetchJson, type FetchJsonFailure, type SleepFn } from './http.ts';
+import type { CellFailureKind, SourceStatus } from './source.ts';
+import { createLimiter, type Limiter } from './util.ts';
+
+/** What every HTTP adapter needs from its environment. */
+export interface HttpSourceDeps {
+  /** Clock for the back-off (epoch ms). */
+  now: () => number;
+  /** Per-request timeout. */
+  timeoutMs: number;
+  /** Sleep between a failed attempt and its retry (tests pass a no-op). */
+  sleep: SleepFn;
+  /** 0 ≤ x < 1, for the retry jitter. */
+  random: () => number;
+}
+
+export interface BlockPolicy {
+  /** Statuses that open the back-off. */
+  statuses: readonly number[];
+  /** Whether a 2xx HTML page (a bot wall) opens the back-off. */
+  htmlIsBlock: boolean;
+  baseMs: number;
+  maxMs: number;
+  /** Use the answer's `Retry-After` (clamped to maxMs) instead of the exponential period. */
+  honourRetryAfter: boolean;
+  /** The human reason shown by `status()`. */
+  describe: (failure: FetchJsonFailure) => string;
+}
+
+export interface CoreFailure {
+  ok: false;
+  kind: CellFailureKind;
+  error: string;
+  requests: number;
+}
+
+export type CoreResult = { ok: true; body: unknown; requests: number } | CoreFailure;
+
+export class HttpSourceCore {
+  readonly backoff: SourceBackoff;
+  private readonly limiter: Limiter;
+
+  constructor(
+    readonly name: SourceName,
+    private readonly deps: HttpSourceDeps,
+    private readonly policy: BlockPolicy,
+    concurrency: number,
+    private readonly headers: Record<string, string>,
+    private readonly secrets: readonly string[] = [],
+  ) {
+    this.backoff = new SourceBackoff({ now: deps.now, baseMs: policy.baseMs, maxMs: policy.maxMs });
+    this.limiter = createLimiter(concurrency);
+  }
+
+  /** Requests in flight right now. */
+  get inFlight(): number {
+    return this.limiter.active;
+  }
+
+  backoffFailure(requests = 0): CoreFailure {
+    const s = this.backoff.state();
+    const until = s.until === null ? 'later' : new Date(s.until).toISOString();
+    return {
+      ok: false,
+      kind: 'backoff',
+      error: `${this.name} is backing off until ${until}${s.reason ? ` (${s.reason})` : ''}`,
+      requests,
+    };
+  }
+
+  /** One JSON GET under the source's policy. Never throws for upstream trouble. */
+  async get(url: URL, signal?: AbortSignal): Promise<CoreResult> {
+    if (this.backoff.isOpen()) return this.backoffFailure();
+    return this.limiter.run(async () => {
+      // The breaker may have opened while this request waited for a slot.
+      if (this.backoff.isOpen()) return this.backoffFailure();
+      const r = await fetchJson(url, {
+        timeoutMs: this.deps.timeoutMs,
+        signal,
+        headers: this.headers,
+        blockStatuses: this.policy.statuses,
+        htmlKind: this.policy.htmlIsBlock ? 'blocked' : 'parse',
+        sleep: this.deps.sleep,
+        random: this.deps.random,
+        now: this.deps.now,
+        secrets: this.secrets,
+      });
+      if (r.ok) {
+        this.backoff.succeed();
+        return { ok: true, body: r.body, requests: r.requests };
+      }
+      if (r.kind === 'blocked') {
+        const until = this.backoff.trip(
+          this.policy.describe(r),
+          this.policy.honourRetryAfter ? r.retryAfterMs : null,
+        );
+        return {
+          ok: false,
+          kind: 'blocked',
+          error: `${r.error}; ${this.name} backs off until ${new Date(until).toISOString()}`,
+          requests: r.requests,
+        };
+      }
+      return { ok: false, kind: r.kind, error: r.error, requests: r.requests };
+    });
+  }
+
+  status(): SourceStatus {
+    return { name: this.name, ...this.backoff.state() };
+  }
+}

@@ -1,0 +1,47 @@
+import { createApp, type App } from '../../src/http/app.ts';
+import type { Clock } from '../../src/clock.ts';
+import { silentLogger } from '../../src/log.ts';
+import { checkHealth, type ScanLoopView } from '../../src/modules/health/service.ts';
+import { ReadModel } from '../../src/read-model/read-model.ts';
+import { sqliteWindowLoader } from '../../src/read-model/load-window.ts';
+import { tempDb, type TempDb } from './db.ts';
+
+export interface TestApp {
+  app: App;
+  db: TempDb;
+  readModel: ReadModel;
+  /** Mutable fake clock (epoch ms). */
+  clock: { now: number };
+  loop: ScanLoopView;
+  /** `app.handle` with a full URL built from a path. */
+  request(path: string, init?: RequestInit): Promise<Response>;
+  cleanup(): void;
+}
+
+/** The real app over a real migrated SQLite file, a fake clock and a fake scan-loop view. */
+export async function testApp(opts: { now?: number } = {}): Promise<TestApp> {
+  const db = tempDb();
+  const clockState = { now: opts.now ?? Date.parse('2026-11-21T10:00:00Z') };
+  const clock: Clock = () => clockState.now;
+  const readModel = new ReadModel(sqliteWindowLoader(db.db), clock, 90);
+  const loop: ScanLoopView = { sources: ['waze'], intervalSeconds: 90, nextScanAt: () => null, sourceStatuses: () => [] };
+  const startedAt = clockState.now;
+  const app = createApp({
+    readModel,
+    clock,
+    logger: silentLogger,
+    release: 'test',
+    publicUrl: '',
+    health: () => checkHealth({ db: db.db, clock, startedAt, release: 'test', loop, activeEvents: () => readModel.activeCount }),
+  });
+  await app.modules;
+  return {
+    app,
+    db,
+    readModel,
+    clock: clockState,
+    loop,
+    request: (path, init) => app.handle(new Request(`http://localhost${path}`, init)),
+    cleanup: () => db.cleanup(),
+  };
+}
