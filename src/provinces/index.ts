@@ -26,6 +26,13 @@ export interface Province {
   bbox: BBox;
 }
 
+/** CC BY-IGO requires this wherever the boundary data ships (API docs, NOTICE); see README.md. */
+export const BOUNDARY_ATTRIBUTION =
+  'Türkiye – Subnational Administrative Boundaries (COD-AB, cod-ab-tur, admin level 1, valid on 2022-01-01), ' +
+  'source: General Directorate of Mapping (Harita Genel Müdürlüğü), published by UN OCHA on the Humanitarian Data Exchange, ' +
+  'https://data.humdata.org/dataset/cod-ab-tur , licence CC BY-IGO. Simplified (mapshaper) by ddgond/guata.me ' +
+  'and by this project; modified.';
+
 // ---------------------------------------------------------------------------------------------
 // Data
 

@@ -1,5 +1,11 @@
 import { describe, expect, test } from 'bun:test';
-import { PROVINCES, provinceAt, provinceContaining, provincePolygons } from '../../src/provinces/index.ts';
+import {
+  BOUNDARY_ATTRIBUTION,
+  PROVINCES,
+  provinceAt,
+  provinceContaining,
+  provincePolygons,
+} from '../../src/provinces/index.ts';
 
 const R = 6371.0088;
 const rad = (d: number): number => (d * Math.PI) / 180;
@@ -195,4 +201,17 @@ describe('provinceAt', () => {
     expect(found / pts.length).toBeGreaterThan(0.6);
     expect(us).toBeLessThan(20);
   });
+});
+
+test('the exported attribution is the one in the README (CC BY-IGO)', async () => {
+  const readme = await Bun.file(new URL('../../src/provinces/README.md', import.meta.url)).text();
+  const quoted = readme
+    .split('\n')
+    .filter((l) => l.startsWith('> '))
+    .map((l) => l.slice(2))
+    .join(' ')
+    .replaceAll('`', '');
+  expect(quoted).toBe(BOUNDARY_ATTRIBUTION);
+  expect(BOUNDARY_ATTRIBUTION).toContain('CC BY-IGO');
+  expect(BOUNDARY_ATTRIBUTION).toContain('Harita Genel Müdürlüğü');
 });

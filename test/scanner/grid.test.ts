@@ -38,8 +38,18 @@ const onGrid = (v: number, origin: number, step: number): boolean => {
   return Math.abs(k - Math.round(k)) < 1e-6;
 };
 
+// Flat copy of the bboxes so the ~200,000-point sweep below stays well under a second.
+const FLAT = Float64Array.from(GRID_CELLS.flatMap((c) => c.bbox));
+
 function cellsAt(lat: number, lon: number): GridCell[] {
-  return GRID_CELLS.filter((c) => inCell(c, lat, lon));
+  const out: GridCell[] = [];
+  for (let i = 0; i < GRID_CELLS.length; i++) {
+    const k = i * 4;
+    if (lon >= FLAT[k]! - EPS && lon <= FLAT[k + 2]! + EPS && lat >= FLAT[k + 1]! - EPS && lat <= FLAT[k + 3]! + EPS) {
+      out.push(GRID_CELLS[i]!);
+    }
+  }
+  return out;
 }
 
 /**
