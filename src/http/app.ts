@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia';
+import { Elysia, type AnyElysia } from 'elysia';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { docsRoutes } from '../modules/docs/index.ts';
@@ -23,7 +23,7 @@ export interface AppDeps {
    * Runs for every request right after the request id is set and before the method check and
    * routing: the place where per-IP limits, keys and quotas attach their headers or deny.
    */
-  gate?: Elysia<any, any, any, any, any, any, any>;
+  gate?: AnyElysia;
 }
 
 /** Builds the HTTP app. It never listens: `serve` does, tests use `app.handle` or port 0. */
@@ -32,12 +32,13 @@ export function createApp(deps: AppDeps) {
     .use(errorHandler({ publicUrl: deps.publicUrl, logger: deps.logger }))
     .use(requestContext);
   if (deps.gate) app.use(deps.gate);
-  return app
+  const full: AnyElysia = app
     .use(methodGuard(deps.publicUrl))
     .use(eventsRoutes({ readModel: deps.readModel, clock: deps.clock }))
     .use(statsRoutes({ readModel: deps.readModel }))
     .use(healthRoutes({ check: deps.health }))
-    .use(docsRoutes(deps.release));
+    .use(docsRoutes(deps.release, (): AnyElysia => full));
+  return full;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -1,9 +1,14 @@
-import { openapi } from '@elysiajs/openapi';
-import { Elysia } from 'elysia';
+import { openapi, toOpenAPISchema } from '@elysiajs/openapi';
+import { Elysia, type AnyElysia } from 'elysia';
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' };
 import swaggerJs from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' };
 import { ApiError, PROBLEMS, problemBySlug, problemSlug, type ProblemCode } from '../../http/problems.ts';
 import { PreparedBody } from '../../read-model/prepared-body.ts';
+import { Event } from '../events/model.ts';
+import { Health } from '../health/model.ts';
+import { Problem } from '../shared-model.ts';
+import { Stats } from '../stats/model.ts';
+import { polishSpec } from './spec.ts';
 
 const ASSETS: Record<string, { path: string; type: string }> = {
   'swagger-ui-bundle.js': { path: swaggerJs, type: 'text/javascript; charset=utf-8' },
@@ -26,34 +31,64 @@ Province boundaries: COD-AB (Harita Genel Müdürlüğü / UN OCHA), CC BY-IGO.`
  * OpenAPI 3.1 generated from the routes' `t` schemas, and Swagger UI whose script and stylesheet
  * are embedded in the binary and served from here, so the page works on a VM with no internet.
  */
-export function docsRoutes(release: string) {
+const EXCLUDE = { paths: ['/', '/problems/:slug', '/swagger', '/swagger/json', '/swagger/generated.json', '/swagger/assets/:name'] };
+
+const DOCUMENTATION = {
+  info: { title: 'trafik — Traffic Events API for Turkey', version: '1.0', description: DESCRIPTION },
+  tags: [
+    { name: 'Events', description: 'Traffic events: accidents, jams, hazards, road closures' },
+    { name: 'Statistics', description: 'Aggregates over the 24-hour window' },
+    { name: 'Health', description: 'Monitoring and uptime checks' },
+  ],
+  security: [{}, { bearer: [] }, { apiKeyHeader: [] }],
+};
+
+const SECURITY_SCHEMES = {
+  bearer: { type: 'http', scheme: 'bearer', description: 'API key (trk_live_…); optional — without one the request is on the Free plan' },
+  apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+};
+
+/** Plain JSON Schema of a `t` model (TypeBox keeps its metadata under symbols). */
+const plain = (schema: object): Record<string, unknown> => JSON.parse(JSON.stringify(schema));
+
+/**
+ * OpenAPI 3.1 generated from the routes' `t` schemas, and Swagger UI whose script and stylesheet
+ * are embedded in the binary and served from here, so the page works on a VM with no internet.
+ * `root` is the finished app, read once on the first request for the document.
+ */
+export function docsRoutes(release: string, root: () => AnyElysia) {
   const cache = new Map<string, PreparedBody>();
+  let spec: PreparedBody | undefined;
+  const buildSpec = () => {
+    const generated = toOpenAPISchema(root(), EXCLUDE, undefined, undefined, '3.1.1');
+    const doc: Record<string, unknown> = {
+      openapi: '3.1.1',
+      ...DOCUMENTATION,
+      'x-release': release,
+      paths: generated.paths,
+      components: { ...generated.components, securitySchemes: SECURITY_SCHEMES },
+    };
+    return new PreparedBody(JSON.stringify(polishSpec(doc, { Problem: plain(Problem), Event: plain(Event), Stats: plain(Stats), Health: plain(Health) })));
+  };
   return new Elysia({ name: 'trafik.docs' })
     .use(
       openapi({
         path: '/swagger',
-        specPath: '/swagger/json',
+        // The plugin's own document stays hidden; the UI loads the finished one from /swagger/json.
+        specPath: '/swagger/generated.json',
         provider: 'swagger-ui',
-        swagger: { cdn: '/swagger/assets/swagger-ui-bundle.js', theme: '/swagger/assets/swagger-ui.css', validatorUrl: 'none', autoDarkMode: false, docExpansion: 'list', tryItOutEnabled: true },
-        exclude: { paths: ['/', '/problems/:slug', '/swagger/assets/:name'] },
-        documentation: {
-          info: { title: 'trafik — Traffic Events API for Turkey', version: '1.0', description: DESCRIPTION },
-          tags: [
-            { name: 'Events', description: 'Traffic events: accidents, jams, hazards, road closures' },
-            { name: 'Statistics', description: 'Aggregates over the 24-hour window' },
-            { name: 'Health', description: 'Monitoring and uptime checks' },
-          ],
-          components: {
-            securitySchemes: {
-              bearer: { type: 'http', scheme: 'bearer', description: 'API key (trk_live_…); optional — without one the request is on the Free plan' },
-              apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-            },
-          },
-          security: [{}, { bearer: [] }, { apiKeyHeader: [] }],
-          'x-release': release,
-        } as Record<string, unknown>,
+        swagger: { url: '/swagger/json', cdn: '/swagger/assets/swagger-ui-bundle.js', theme: '/swagger/assets/swagger-ui.css', validatorUrl: 'none', autoDarkMode: false, docExpansion: 'list', tryItOutEnabled: true } as Record<string, unknown>,
+        exclude: EXCLUDE,
+        documentation: { info: DOCUMENTATION.info },
       }),
     )
+    .get('/swagger/json', ({ request }) => {
+      spec ??= buildSpec();
+      const { body, encoding } = spec.encodedFor(request.headers.get('accept-encoding'));
+      const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache', etag: spec.etag, vary: 'Accept-Encoding' };
+      if (encoding !== null) headers['content-encoding'] = encoding;
+      return new Response(body, { headers });
+    }, { detail: { hide: true } })
     .get('/swagger/assets/:name', async ({ params, request }) => {
       const asset = ASSETS[params.name];
       if (asset === undefined) return notFound();
