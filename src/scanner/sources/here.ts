@@ -8,6 +8,7 @@ import type { BBox, Cell, CellResult, Source, SourceStatus } from './source.ts';
 import {
   dedupeItems,
   FieldTypeError,
+  fmtCoord,
   isoToMs,
   isRecord,
   isValidLatLon,
@@ -211,7 +212,7 @@ export class HereSource implements Source {
 
   /** The incidents URL for a bbox (`in=bbox:west,south,east,north`). Holds the key. */
   url(bbox: BBox): URL {
-    const [west, south, east, north] = bbox;
+    const [west, south, east, north] = bbox.map(fmtCoord);
     const u = new URL(this.baseUrl);
     const q = `in=bbox:${west},${south},${east},${north}&locationReferencing=shape&apiKey=${encodeURIComponent(this.apiKey)}`;
     u.search = u.search ? `${u.search}&${q}` : `?${q}`;

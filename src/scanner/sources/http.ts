@@ -94,9 +94,22 @@ function looksLikeHtml(body: string): boolean {
 }
 
 function snippet(body: string, secrets: readonly string[]): string | null {
-  const one = body.replace(/\s+/g, ' ').trim();
+  // Only the head is looked at: an answer can be megabytes long. A secret cut in two by that limit
+  // would escape `redact`, so a trailing prefix of any secret is dropped as well.
+  let head = body.slice(0, 4000);
+  if (head.length < body.length) {
+    for (const s of secrets) {
+      for (let k = Math.min(s.length - 1, head.length); k >= 1; k--) {
+        if (head.endsWith(s.slice(0, k))) {
+          head = head.slice(0, head.length - k);
+          break;
+        }
+      }
+    }
+  }
+  const one = redact(head, secrets).replace(/\s+/g, ' ').trim();
   if (one === '') return null;
-  return redact(one, secrets).slice(0, 200);
+  return one.slice(0, 200);
 }
 
 interface Attempt {
@@ -215,9 +228,11 @@ async function attempt(
   const status = res.status;
   const headers = res.headers;
   const retryAfterMs = parseRetryAfter(headers.get('retry-after'), (options.now ?? Date.now)());
-  const extra = { status, headers, retryAfterMs, bodySnippet: snippet(body, secrets) };
+  // The snippet is only worked out for failures: a good answer can be megabytes long.
+  const failureExtra = () => ({ status, headers, retryAfterMs, bodySnippet: snippet(body, secrets) });
 
   if (status < 200 || status > 299) {
+    const extra = failureExtra();
     const detail = extra.bodySnippet ? `: ${extra.bodySnippet.slice(0, 120)}` : '';
     if (options.blockStatuses?.includes(status)) {
       return fail('blocked', `GET ${safeUrl}: HTTP ${status}${detail}`, false, extra);
@@ -231,11 +246,11 @@ async function attempt(
       options.htmlKind ?? 'parse',
       `GET ${safeUrl}: HTML answer (HTTP ${status}, ${ct || 'no Content-Type'}) instead of JSON`,
       false,
-      extra,
+      failureExtra(),
     );
   }
   if (ct !== '' && !isJsonContentType(ct)) {
-    return fail('parse', `GET ${safeUrl}: unexpected Content-Type "${ct}" (wanted JSON)`, false, extra);
+    return fail('parse', `GET ${safeUrl}: unexpected Content-Type "${ct}" (wanted JSON)`, false, failureExtra());
   }
   let parsed: unknown;
   try {
@@ -245,7 +260,7 @@ async function attempt(
       'parse',
       `GET ${safeUrl}: malformed or truncated JSON (HTTP ${status}, ${body.length} characters)`,
       false,
-      extra,
+      failureExtra(),
     );
   }
   return { retryable: false, result: { ok: true, status, headers, body: parsed, requests: 0 } };

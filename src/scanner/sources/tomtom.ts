@@ -9,6 +9,7 @@ import {
   confidenceOf,
   dedupeItems,
   FieldTypeError,
+  fmtCoord,
   isoToMs,
   isRecord,
   isValidLatLon,
@@ -269,7 +270,7 @@ export class TomTomSource implements Source {
   url(bbox: BBox): URL {
     const u = new URL(this.baseUrl);
     u.searchParams.set('key', this.apiKey);
-    u.searchParams.set('bbox', bbox.join(','));
+    u.searchParams.set('bbox', bbox.map(fmtCoord).join(','));
     u.searchParams.set('fields', TOMTOM_FIELDS);
     u.searchParams.set('language', 'en-GB');
     u.searchParams.set('timeValidityFilter', 'present');

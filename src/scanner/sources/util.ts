@@ -129,6 +129,11 @@ export function lineString(positions: readonly [number, number][]): LineString |
   return coords.length >= 2 ? { type: 'LineString', coordinates: coords } : null;
 }
 
+/** A coordinate for a request URL: at most 6 decimals (~0.1 m), no float noise like 29.000000000000004. */
+export function fmtCoord(n: number): string {
+  return String(Math.round(n * 1e6) / 1e6);
+}
+
 /** Half-open on the max edges, so a point on a shared edge lands in exactly one cell. */
 export function inBBox(point: LatLon, bbox: BBox): boolean {
   const [minLon, minLat, maxLon, maxLat] = bbox;

@@ -10,6 +10,7 @@ import {
   dedupeItems,
   distanceToLineM,
   FieldTypeError,
+  fmtCoord,
   isRecord,
   isValidLatLon,
   lineString,
@@ -388,10 +389,6 @@ function sameBBox(a: BBox, b: BBox): boolean {
   return a.every((v, i) => v === b[i]);
 }
 
-function coord(n: number): string {
-  return String(Math.round(n * 1e6) / 1e6);
-}
-
 export class WazeSource implements Source {
   readonly name = 'waze' as const;
   readonly concurrency: number;
@@ -431,7 +428,7 @@ export class WazeSource implements Source {
   url(bbox: BBox): URL {
     const [minLon, minLat, maxLon, maxLat] = bbox;
     const u = new URL(this.baseUrl);
-    const q = `top=${coord(maxLat)}&bottom=${coord(minLat)}&left=${coord(minLon)}&right=${coord(maxLon)}&env=row&types=alerts,traffic`;
+    const q = `top=${fmtCoord(maxLat)}&bottom=${fmtCoord(minLat)}&left=${fmtCoord(minLon)}&right=${fmtCoord(maxLon)}&env=row&types=alerts,traffic`;
     u.search = u.search ? `${u.search}&${q}` : `?${q}`;
     return u;
   }
