@@ -13,18 +13,40 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
   return false;
 }
 
-/** A prepared page as a conditional, compressed response: 304 on a matching validator. */
-export function sendPage(request: Request, page: PreparedPage): Response {
-  const { body } = page;
-  const headers: Record<string, string> = {
-    etag: body.etag,
+interface PageInits {
+  notModified: ResponseInit;
+  identity: ResponseInit;
+  br: ResponseInit;
+  gzip: ResponseInit;
+}
+
+// Header sets are built once per page and reused by every response that sends it.
+const inits = new WeakMap<PreparedPage, PageInits>();
+
+function initsFor(page: PreparedPage): PageInits {
+  let i = inits.get(page);
+  if (i !== undefined) return i;
+  const validators = {
+    etag: page.body.etag,
     'last-modified': new Date(page.lastModified).toUTCString(),
     'cache-control': DATA_CACHE_CONTROL,
     vary: 'Accept, Accept-Encoding',
   };
-  if (etagMatches(request.headers.get('if-none-match'), body.etag)) return new Response(null, { status: 304, headers });
-  headers['content-type'] = page.contentType;
-  const { body: bytes, encoding } = body.encodedFor(request.headers.get('accept-encoding'));
-  if (encoding !== null) headers['content-encoding'] = encoding;
-  return new Response(bytes, { headers });
+  const full = { ...validators, 'content-type': page.contentType };
+  i = {
+    notModified: { status: 304, headers: validators },
+    identity: { headers: full },
+    br: { headers: { ...full, 'content-encoding': 'br' } },
+    gzip: { headers: { ...full, 'content-encoding': 'gzip' } },
+  };
+  inits.set(page, i);
+  return i;
+}
+
+/** A prepared page as a conditional, compressed response: 304 on a matching validator. */
+export function sendPage(request: Request, page: PreparedPage): Response {
+  const init = initsFor(page);
+  if (etagMatches(request.headers.get('if-none-match'), page.body.etag)) return new Response(null, init.notModified);
+  const { body, encoding } = page.body.encodedFor(request.headers.get('accept-encoding'));
+  return new Response(body, encoding === null ? init.identity : init[encoding]);
 }
