@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { eventChanges } from '../../src/db/schema/index.ts';
+import { eventChanges, type EventRow } from '../../src/db/schema/index.ts';
 import type { ChangeType, TrafficEvent } from '../../src/domain/event.ts';
 import { toApiEvent } from '../../src/read-model/event-json.ts';
 import { ChangeFeed, MAX_REPLAY } from '../../src/stream/feed.ts';
@@ -13,9 +13,13 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
+/** An outbox payload exactly as the scanner writes it. */
+function apiEvent(over: Parameters<typeof eventRow>[0] = {}): TrafficEvent {
+  return toApiEvent(eventRow(over) as EventRow);
+}
+
 function addChange(change: ChangeType, over: Parameters<typeof eventRow>[0] = {}): TrafficEvent {
-  const row = eventRow(over) as Parameters<typeof toApiEvent>[0];
-  const ev = toApiEvent({ ...row, geometry: row.geometry ?? null, jam: row.jam ?? null } as Parameters<typeof toApiEvent>[0]);
+  const ev = apiEvent(over);
   t.db.insert(eventChanges).values({ eventId: ev.id, change, at: Date.now(), scanId: 1, payload: JSON.stringify(ev) }).run();
   return ev;
 }
@@ -80,7 +84,7 @@ test('replays what a returning client missed after its Last-Event-ID, then goes 
 
 test('a replay longer than MAX_REPLAY is cut to the most recent changes and says so', () => {
   const feed = new ChangeFeed(t.sqlite);
-  const rows = Array.from({ length: MAX_REPLAY + 5 }, (_, i) => ({ eventId: `evt_${i}`, change: 'created' as const, at: i, scanId: 1, payload: JSON.stringify(toApiEvent({ ...(eventRow() as never), geometry: null, jam: null })) }));
+  const rows = Array.from({ length: MAX_REPLAY + 5 }, (_, i) => ({ eventId: `evt_${i}`, change: 'created' as const, at: i, scanId: 1, payload: JSON.stringify(apiEvent()) }));
   for (let i = 0; i < rows.length; i += 500) t.db.insert(eventChanges).values(rows.slice(i, i + 500)).run();
   feed.poll();
   const got: string[] = [];
