@@ -8,6 +8,10 @@ const HELP = `trafik ${RELEASE} — real-time traffic events API for Turkey
 Usage:
   trafik [serve]                 Run the HTTP API and the scan loop (the default)
   trafik scan --once [--json]    Run one full scan, then exit (non-zero if every cell failed)
+  trafik keys create --plan free|enterprise --name NAME [--json]
+                                 Create an API key; prints its id and the key (shown once)
+  trafik keys list [--json]      List keys (id, prefix, plan, status, created, last used, name)
+  trafik keys revoke ID [--json] Revoke a key; a running server refuses it within 2 s
   trafik --help | --version
 
 Configuration is read from the environment (see README): PORT, HOST, DATABASE_PATH, SOURCES,
@@ -21,6 +25,7 @@ type Command = (argv: string[]) => Promise<number>;
 const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./commands/serve.ts')).serveCommand,
   scan: async () => (await import('./commands/scan.ts')).scanCommand,
+  keys: async () => (await import('./commands/keys.ts')).keysCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
