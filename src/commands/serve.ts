@@ -1,6 +1,8 @@
 import { systemClock } from '../clock.ts';
 import { openDatabase } from '../db/client.ts';
 import { createApp } from '../http/app.ts';
+import { limitsGate } from '../http/plugins/limits.ts';
+import { Limits } from '../limits/index.ts';
 import { startScanLoop } from '../jobs/scan-loop.ts';
 import { errorText } from '../log.ts';
 import { checkHealth } from '../modules/health/service.ts';
@@ -23,6 +25,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const interrupted = markInterruptedScans(writer.sqlite, clock());
   if (interrupted > 0) logger.warn('marked interrupted scans', { count: interrupted });
 
+  // Rate windows saved at the last graceful stop come back; quotas are written behind every second.
+  const limits = new Limits({ sqlite: main.sqlite, rateLimitPerMinute: config.rateLimitPerMinute, freeMonthlyQuota: config.freeMonthlyQuota, trustProxy: config.trustProxy, clock, logger });
+  const restored = limits.restoreWindows();
+  if (restored > 0) logger.info('restored rate windows', { buckets: restored });
+  limits.start();
+
   const readModel = new ReadModel(sqliteWindowLoader(main.db), clock, config.scanIntervalSeconds);
   const startedAt = clock();
   const abort = new AbortController();
@@ -39,6 +47,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     logger,
     release: RELEASE,
     publicUrl: config.publicUrl,
+    gate: limitsGate(limits, { publicUrl: config.publicUrl }),
     health: () => checkHealth({ db: main.db, clock, startedAt, release: RELEASE, loop: loopView, activeEvents: () => readModel.activeCount }),
   });
   app.listen({ port: config.port, hostname: config.host });
@@ -73,6 +82,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       abort.abort();
       await loop?.stop();
       await app.stop();
+      limits.close();
       writer.sqlite.close();
       main.sqlite.close();
       logger.info('stopped', { signal });

@@ -1,4 +1,4 @@
-import { createApp, type App } from '../../src/http/app.ts';
+import { createApp, type App, type AppDeps } from '../../src/http/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { silentLogger } from '../../src/log.ts';
 import { checkHealth, type ScanLoopView } from '../../src/modules/health/service.ts';
@@ -19,7 +19,7 @@ export interface TestApp {
 }
 
 /** The real app over a real migrated SQLite file, a fake clock and a fake scan-loop view. */
-export async function testApp(opts: { now?: number } = {}): Promise<TestApp> {
+export async function testApp(opts: { now?: number; gate?: (deps: { db: TempDb; clock: Clock }) => AppDeps['gate'] } = {}): Promise<TestApp> {
   const db = tempDb();
   const clockState = { now: opts.now ?? Date.parse('2026-11-21T10:00:00Z') };
   const clock: Clock = () => clockState.now;
@@ -32,6 +32,7 @@ export async function testApp(opts: { now?: number } = {}): Promise<TestApp> {
     logger: silentLogger,
     release: 'test',
     publicUrl: '',
+    gate: opts.gate?.({ db, clock }),
     health: () => checkHealth({ db: db.db, clock, startedAt, release: 'test', loop, activeEvents: () => readModel.activeCount }),
   });
   await app.modules;

@@ -1,0 +1,233 @@
+import { Elysia } from 'elysia';
+import { iso } from '../../clock.ts';
+import { ANONYMOUS, type Access } from '../../limits/access.ts';
+import type { Limits } from '../../limits/index.ts';
+import { QuotaEntry } from '../../limits/quota.ts';
+import { ApiError } from '../problems.ts';
+import { problemResponse } from './errors.ts';
+
+/**
+ * The request's plan, for routes: `.use(accessContext)` and destructure `access` from the
+ * context. The limits gate sets it before routing; without the gate (unit tests) every request
+ * is anonymous Free. See `requireEnterprise`.
+ */
+export const accessContext = new Elysia({ name: 'trafik.access' }).decorate('access', ANONYMOUS as Access);
+
+/** Throws 403 plan_required unless the request runs on an Enterprise key. */
+export function requireEnterprise(access: Access, feature: string, detail: string): void {
+  if (access.plan !== 'enterprise') throw new ApiError('plan_required', detail, { feature });
+}
+
+/** Query parameters refused on every route: keys never travel in URLs (they end up in logs). */
+export const QUERY_KEY_NAMES: ReadonlySet<string> = new Set(['key', 'api_key', 'apikey', 'access_token', 'token']);
+
+/** The first query parameter whose name is a key name (case-insensitive, percent-decoded), or null. */
+export function queryKeyParam(url: string, q: number): string | null {
+  let i = q + 1;
+  const n = url.length;
+  while (i < n) {
+    let amp = url.indexOf('&', i);
+    if (amp === -1) amp = n;
+    let eq = url.indexOf('=', i);
+    if (eq === -1 || eq > amp) eq = amp;
+    // Every refused name starts with a, k or t (any case), or is percent-encoded.
+    const c = url.charCodeAt(i) | 0x20;
+    if (eq - i >= 3 && (c === 0x61 || c === 0x6b || c === 0x74 || c === 0x25 /* % */)) {
+      let name = url.slice(i, eq);
+      if (name.includes('%') || name.includes('+')) {
+        try {
+          name = decodeURIComponent(name.replaceAll('+', ' '));
+        } catch {}
+      }
+      name = name.trim().toLowerCase();
+      if (QUERY_KEY_NAMES.has(name)) return url.slice(i, eq);
+    }
+    i = amp + 1;
+  }
+  return null;
+}
+
+/** Requests the monthly quota counts (when answered 2xx): `/api/v1/events*` and `/api/v1/stats`. */
+export function isQuotaPath(url: string): boolean {
+  const s = url.indexOf('/', 8);
+  if (s === -1 || !url.startsWith('/api/v1/', s)) return false;
+  const r = s + 8;
+  let end: number;
+  if (url.startsWith('events', r)) end = r + 6;
+  else if (url.startsWith('stats', r)) end = r + 5;
+  else return false;
+  if (end === url.length) return true;
+  const c = url.charCodeAt(end);
+  return c === 47 /* / */ || c === 63 /* ? */;
+}
+
+const BAD_SCHEME = '\u0000scheme';
+const CONFLICT = '\u0000conflict';
+
+/** The key a request presents (`Authorization: Bearer` or `X-API-Key`), null if none, or a sentinel. */
+function presentedKey(headers: Headers): string | null {
+  const auth = headers.get('authorization');
+  const apiKey = headers.get('x-api-key');
+  if (auth === null) return apiKey === null ? null : apiKey.trim();
+  if (auth.length < 7 || auth.slice(0, 7).toLowerCase() !== 'bearer ') return BAD_SCHEME;
+  const bearer = auth.slice(7).trim();
+  if (apiKey !== null && apiKey.trim() !== bearer) return CONFLICT;
+  return bearer;
+}
+
+const SMALL_NUMBERS: string[] = Array.from({ length: 1001 }, (_, i) => String(i));
+function num(n: number): string {
+  return n < SMALL_NUMBERS.length ? SMALL_NUMBERS[n]! : String(n);
+}
+
+export interface LimitsGateOptions {
+  publicUrl: string;
+  /**
+   * The socket address of a request. Defaults to the server's `requestIP`; under `app.handle`
+   * (tests) there is no server, so tests inject one.
+   */
+  clientIp?: (request: Request) => string | null;
+}
+
+/**
+ * The gate (AppDeps.gate), run for every request after the request id and before the method
+ * guard and routing (CONTRACT §4):
+ *  1. per-IP sliding window: headers on every response; over the limit → 429 (not counted);
+ *  2. GET/HEAD only (other methods go on to the method guard's 405/204): a key in the query
+ *     string → 400; a key in `Authorization: Bearer` / `X-API-Key` → its plan, or 401;
+ *  3. Free: X-Quota-* headers; quota used up on /events* or /stats → 403 quota_exceeded.
+ * After the handler, a 2xx from /events* or /stats counts one against the Free quota; 304s and
+ * errors (which never reach afterHandle) do not. Per request this is Map lookups, arithmetic and
+ * cached header strings; SQLite only on a subject's first sight or a key-cache miss.
+ */
+export function limitsGate(limits: Limits, opts: LimitsGateOptions) {
+  const { rate, quota, keys, ip, clock } = limits;
+  const publicUrl = opts.publicUrl;
+  const clientIp = opts.clientIp ?? null;
+  // Captured at start rather than read from the context: naming `server` in a hook makes Elysia
+  // define a getter on every request's context.
+  let server: { requestIP(request: Request): { address: string } | null } | null = null;
+
+  const limitText = num(rate.limit);
+  const policy = `"ip-minute";q=${rate.limit};w=${Math.round(rate.windowMs / 1000)}`;
+  const quotaLimitText = num(quota.limit);
+  let resetFor = -1;
+  let resetText = '';
+  let secondsFor = -1;
+  let endFor = -1;
+  let rateLimitTexts: string[] = [];
+  let quotaResetFor = -1;
+  let quotaResetText = '';
+
+  const tooMany = new ApiError(
+    'rate_limited',
+    `More than ${rate.limit} requests in ${Math.round(rate.windowMs / 1000)} seconds from this address. Retry after ${Math.round(rate.windowMs / 1000)} seconds.`,
+    {},
+    { 'retry-after': '60' },
+  );
+  const unauthorized = { 'www-authenticate': 'Bearer' };
+  const badKey = new ApiError('invalid_api_key', 'The API key is unknown, malformed or revoked.', {}, unauthorized);
+  const badScheme = new ApiError('invalid_api_key', 'The Authorization header must be `Bearer <key>`; or send the key in X-API-Key.', {}, unauthorized);
+  const conflict = new ApiError('invalid_api_key', 'Authorization and X-API-Key carry different keys; send one.', {}, unauthorized);
+  const keyUnavailable = new ApiError('unavailable', 'API keys cannot be checked right now: the database does not answer. Retry later.', {}, { 'retry-after': '5' });
+
+  function queryKeyRefused(name: string): ApiError {
+    const reason = 'API keys are not accepted in the query string (URLs end up in logs); send it in `Authorization: Bearer <key>` or `X-API-Key`';
+    return new ApiError('invalid_parameter', `${reason}.`, { invalid_params: [{ name: name.slice(0, 40), reason }] });
+  }
+
+  function quotaExceeded(end: number): ApiError {
+    return new ApiError(
+      'quota_exceeded',
+      `The Free plan's ${quota.limit} requests for this month are used up. The quota renews when the next month starts in Europe/Istanbul: ${iso(end)}. Enterprise has no monthly quota.`,
+    );
+  }
+
+  function rateHeaders(headers: Record<string, unknown>, left: number, now: number): void {
+    const end = rate.windowEnd;
+    if (end !== resetFor) {
+      resetFor = end;
+      resetText = String(Math.ceil(end / 1000));
+    }
+    const seconds = Math.max(1, Math.ceil((end - now) / 1000));
+    if (seconds !== secondsFor || end !== endFor) {
+      secondsFor = seconds;
+      endFor = end;
+      rateLimitTexts = [];
+    }
+    const r = left < 0 ? 0 : left;
+    headers['x-ratelimit-limit'] = limitText;
+    headers['x-ratelimit-remaining'] = num(r);
+    headers['x-ratelimit-reset'] = resetText;
+    headers['ratelimit-policy'] = policy;
+    headers['ratelimit'] = rateLimitTexts[r] ??= `"ip-minute";r=${r};t=${seconds}`;
+  }
+
+  return new Elysia({ name: 'trafik.limits' })
+    .use(accessContext)
+    .onStart(function limitsServer(app) {
+      server = app.server;
+    })
+    .onRequest(function limitsGateHook(ctx) {
+      const request = ctx.request;
+      const set = ctx.set;
+      const headers = set.headers as Record<string, unknown>;
+      const now = clock();
+      const peer = clientIp === null ? (server?.requestIP(request)?.address ?? null) : clientIp(request);
+      const bucket = ip.resolve(peer, request.headers);
+
+      const left = rate.hit(bucket, now);
+      rateHeaders(headers, left, now);
+      if (left < 0) return problemResponse(tooMany, { publicUrl, requestUrl: request.url, headers });
+
+      const method = request.method;
+      if (method !== 'GET' && method !== 'HEAD') return;
+      const url = request.url;
+      const q = url.indexOf('?');
+      if (q !== -1) {
+        const name = queryKeyParam(url, q);
+        if (name !== null) return problemResponse(queryKeyRefused(name), { publicUrl, requestUrl: url, headers });
+      }
+
+      const presented = presentedKey(request.headers);
+      let entry: QuotaEntry;
+      if (presented === null) entry = quota.entry(bucket, null, now);
+      else {
+        if (presented === BAD_SCHEME || presented === CONFLICT) {
+          return problemResponse(presented === BAD_SCHEME ? badScheme : conflict, { publicUrl, requestUrl: url, headers });
+        }
+        let key;
+        try {
+          key = keys.resolve(presented, now);
+        } catch {
+          return problemResponse(keyUnavailable, { publicUrl, requestUrl: url, headers });
+        }
+        if (key === null) return problemResponse(badKey, { publicUrl, requestUrl: url, headers });
+        keys.markUsed(key.id, now);
+        if (key.plan !== 'free') {
+          ctx.access = key;
+          return;
+        }
+        entry = quota.entry(key.id, key.id, now);
+      }
+      ctx.access = entry;
+      const periodEnd = quota.period(now).end;
+      if (periodEnd !== quotaResetFor) {
+        quotaResetFor = periodEnd;
+        quotaResetText = String(Math.floor(periodEnd / 1000));
+      }
+      headers['x-quota-limit'] = quotaLimitText;
+      headers['x-quota-remaining'] = num(quota.remaining(entry));
+      headers['x-quota-reset'] = quotaResetText;
+      if (quota.exhausted(entry) && isQuotaPath(url)) return problemResponse(quotaExceeded(periodEnd), { publicUrl, requestUrl: url, headers });
+    })
+    .onAfterHandle({ as: 'global' }, function limitsCountHook(ctx) {
+      const entry = ctx.access;
+      if (!(entry instanceof QuotaEntry)) return;
+      const res = ctx.responseValue;
+      const status = res instanceof Response ? res.status : typeof ctx.set.status === 'number' ? ctx.set.status : 200;
+      if (status < 200 || status > 299 || !isQuotaPath(ctx.request.url)) return;
+      quota.add(entry);
+      ctx.set.headers['x-quota-remaining'] = num(quota.remaining(entry));
+    });
+}
