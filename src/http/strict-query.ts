@@ -62,7 +62,10 @@ function checkValue(s: SchemaLike, raw: string): string | null {
   if (raw === '') return 'must not be empty';
   const literals = s.anyOf?.every((a) => a.const !== undefined) ? s.anyOf.map((a) => String(a.const)) : (s.enum?.map(String) ?? null);
   if (literals !== null) return literals.includes(raw) ? null : `must be one of ${literals.join(', ')}`;
-  if (s.type === 'integer') {
+  // Elysia's `t.Integer` is a coercing union (anyOf string|integer, bounds on the outer schema):
+  // without this it fell through unchecked and Elysia's own validator answered with the parameter
+  // named 'request' (limit=0) or accepted 1e2 and +5.
+  if (s.type === 'integer' || s.anyOf?.some((a) => a.type === 'integer')) {
     if (!/^\d{1,12}$/.test(raw)) return intReason(s);
     const n = Number(raw);
     if ((s.minimum !== undefined && n < s.minimum) || (s.maximum !== undefined && n > s.maximum)) return intReason(s);

@@ -138,7 +138,9 @@ export class ReadModel {
         feature: undefined,
         id: row.id,
         reported: row.reportedAt,
-        updated: row.updatedAt,
+        // updated_since must include events cleared since then (CONTRACT §2) even if the writer
+        // left updated_at at the last field change.
+        updated: Math.max(row.updatedAt, row.clearedAt ?? row.updatedAt),
         plate: row.plate,
         type: row.type,
         severity: row.severity,

@@ -1,4 +1,5 @@
-import { openapi, toOpenAPISchema } from '@elysiajs/openapi';
+import { toOpenAPISchema } from '@elysiajs/openapi';
+import { SwaggerUIRender } from '@elysiajs/openapi/swagger';
 import { Elysia, type AnyElysia } from 'elysia';
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' };
 import swaggerJs from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' };
@@ -31,7 +32,7 @@ Province boundaries: COD-AB (Harita Genel Müdürlüğü / UN OCHA), CC BY-IGO.`
  * OpenAPI 3.1 generated from the routes' `t` schemas, and Swagger UI whose script and stylesheet
  * are embedded in the binary and served from here, so the page works on a VM with no internet.
  */
-const EXCLUDE = { paths: ['/', '/problems/:slug', '/swagger', '/swagger/json', '/swagger/generated.json', '/swagger/assets/:name'] };
+const EXCLUDE = { paths: ['/', '/problems/:slug', '/swagger', '/swagger/json', '/swagger/assets/:name'] };
 
 const DOCUMENTATION = {
   info: { title: 'trafik — Traffic Events API for Turkey', version: '1.0', description: DESCRIPTION },
@@ -70,39 +71,40 @@ export function docsRoutes(release: string, root: () => AnyElysia) {
     };
     return new PreparedBody(JSON.stringify(polishSpec(doc, { Problem: plain(Problem), Event: plain(Event), Stats: plain(Stats), Health: plain(Health) })));
   };
+  // The UI page and the problem pages are rendered once and sent like every other body over
+  // 1 KiB: compressed when the client accepts it (CONTRACT §1). The openapi plugin's own page
+  // route answers with a fixed, uncompressed Response, so the page is rendered here instead.
+  const page = new PreparedBody(
+    SwaggerUIRender(DOCUMENTATION.info, {
+      url: '/swagger/json',
+      cdn: '/swagger/assets/swagger-ui-bundle.js',
+      theme: '/swagger/assets/swagger-ui.css',
+      validatorUrl: 'none',
+      autoDarkMode: false,
+      docExpansion: 'list',
+      tryItOutEnabled: true,
+    } as Parameters<typeof SwaggerUIRender>[1]),
+  );
+  const problemPages = new Map<ProblemCode, PreparedBody>();
   return new Elysia({ name: 'trafik.docs' })
-    .use(
-      openapi({
-        path: '/swagger',
-        // The plugin's own document stays hidden; the UI loads the finished one from /swagger/json.
-        specPath: '/swagger/generated.json',
-        provider: 'swagger-ui',
-        swagger: { url: '/swagger/json', cdn: '/swagger/assets/swagger-ui-bundle.js', theme: '/swagger/assets/swagger-ui.css', validatorUrl: 'none', autoDarkMode: false, docExpansion: 'list', tryItOutEnabled: true } as Record<string, unknown>,
-        exclude: EXCLUDE,
-        documentation: { info: DOCUMENTATION.info },
-      }),
-    )
+    .get('/swagger', ({ request }) => sendPrepared(request, page, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' }), { detail: { hide: true } })
     .get('/swagger/json', ({ request }) => {
       spec ??= buildSpec();
-      const { body, encoding } = spec.encodedFor(request.headers.get('accept-encoding'));
-      const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache', etag: spec.etag, vary: 'Accept-Encoding' };
-      if (encoding !== null) headers['content-encoding'] = encoding;
-      return new Response(body, { headers });
+      return sendPrepared(request, spec, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' });
     }, { detail: { hide: true } })
     .get('/swagger/assets/:name', async ({ params, request }) => {
       const asset = ASSETS[params.name];
       if (asset === undefined) return notFound();
       let body = cache.get(params.name);
       if (body === undefined) cache.set(params.name, (body = new PreparedBody(await Bun.file(asset.path).bytes())));
-      const { body: bytes, encoding } = body.encodedFor(request.headers.get('accept-encoding'));
-      const headers: Record<string, string> = { 'content-type': asset.type, 'cache-control': 'public, max-age=86400', etag: body.etag, vary: 'Accept-Encoding' };
-      if (encoding !== null) headers['content-encoding'] = encoding;
-      return new Response(bytes, { headers });
+      return sendPrepared(request, body, { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' });
     })
-    .get('/problems/:slug', ({ params }) => {
+    .get('/problems/:slug', ({ params, request }) => {
       const code = problemBySlug(params.slug);
       if (code === undefined) return notFound();
-      return new Response(problemPage(code), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'public, max-age=86400' } });
+      let body = problemPages.get(code);
+      if (body === undefined) problemPages.set(code, (body = new PreparedBody(problemPage(code))));
+      return sendPrepared(request, body, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'public, max-age=86400' });
     })
     .get('/', () =>
       Response.json({
@@ -115,6 +117,13 @@ export function docsRoutes(release: string, root: () => AnyElysia) {
         endpoints: ['/api/v1/events', '/api/v1/events/{city}', '/api/v1/stats', '/api/v1/health'],
       }),
     );
+}
+
+function sendPrepared(request: Request, body: PreparedBody, headers: Record<string, string>): Response {
+  const { body: bytes, encoding } = body.encodedFor(request.headers.get('accept-encoding'));
+  const all: Record<string, string> = { ...headers, etag: body.etag, vary: 'Accept-Encoding' };
+  if (encoding !== null) all['content-encoding'] = encoding;
+  return new Response(bytes, { headers: all });
 }
 
 function notFound(): never {

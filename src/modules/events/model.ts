@@ -108,7 +108,8 @@ const listParams = {
       description: 'RFC 3339; events updated or cleared since then (incremental polling)',
     }),
   ),
-  format: t.Optional(t.UnionEnum(['json', 'geojson'], { description: 'geojson = a FeatureCollection (also Accept: application/geo+json)' })),
+  // No default: UnionEnum would default to 'json', and an absent format must let Accept decide.
+  format: t.Optional(t.UnionEnum(['json', 'geojson'], { default: undefined, description: 'json (the default) or geojson = a FeatureCollection; without it, Accept: application/geo+json also selects GeoJSON' })),
 };
 
 export const ListQuery = t.Object({
