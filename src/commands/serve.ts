@@ -43,6 +43,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   };
   const app = createApp({
     readModel,
+    sqlite: main.sqlite,
+    historyDays: config.historyDays,
     clock,
     logger,
     release: RELEASE,

@@ -1,3 +1,4 @@
+import type { Database } from 'bun:sqlite';
 import { Elysia, type AnyElysia } from 'elysia';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
@@ -13,6 +14,9 @@ import { requestContext } from './plugins/request-context.ts';
 
 export interface AppDeps {
   readModel: ReadModel;
+  /** Read-only use: Enterprise history queries. */
+  sqlite: Database;
+  historyDays: number;
   health: () => HealthReport;
   clock: Clock;
   logger: Logger;
@@ -34,8 +38,8 @@ export function createApp(deps: AppDeps) {
   if (deps.gate) app.use(deps.gate);
   const full: AnyElysia = app
     .use(methodGuard(deps.publicUrl))
-    .use(eventsRoutes({ readModel: deps.readModel, clock: deps.clock }))
-    .use(statsRoutes({ readModel: deps.readModel }))
+    .use(eventsRoutes({ readModel: deps.readModel, clock: deps.clock, history: { sqlite: deps.sqlite, historyDays: deps.historyDays } }))
+    .use(statsRoutes({ readModel: deps.readModel, clock: deps.clock, history: { sqlite: deps.sqlite, historyDays: deps.historyDays } }))
     .use(healthRoutes({ check: deps.health }))
     .use(docsRoutes(deps.release, (): AnyElysia => full));
   return full;

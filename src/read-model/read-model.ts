@@ -4,7 +4,8 @@ import type { EventRow } from '../db/schema/index.ts';
 import { provinceByPlate } from '../provinces/index.ts';
 import { toApiEvent, toFeature } from './event-json.ts';
 import { PreparedBody } from './prepared-body.ts';
-import { encodeCursor, haversineKm, type ListQuery } from './query.ts';
+import { renderList } from './render.ts';
+import { haversineKm, type ListQuery } from './query.ts';
 
 export const WINDOW_MS = 24 * 60 * 60 * 1000;
 const PAGE_CACHE_MAX = 512;
@@ -105,6 +106,10 @@ export class ReadModel {
   }
   get dataUpdatedAt(): number | null {
     return this.snap.dataUpdatedAt;
+  }
+  /** Events first seen / cleared in the last 24 hours, as of the last rebuild. */
+  get last24h(): { created: number; cleared: number } {
+    return this.snap.stats.last_24h;
   }
 
   /** Rebuilds from storage. Cheap enough to run after every scan and once a minute. */
@@ -258,35 +263,20 @@ export class ReadModel {
       else hasMore = true;
     }
     const last = page[page.length - 1];
-    const nextCursor = hasMore && last !== undefined ? encodeCursor({ reportedAt: last.reported, id: last.id }) : null;
-    let next: string | null = null;
-    if (nextCursor !== null) {
-      const p = new URLSearchParams(sortedParams.filter(([k]) => k !== 'cursor'));
-      if (q.format === 'geojson') p.set('format', 'geojson');
-      p.set('cursor', nextCursor);
-      next = `${req.path}?${p.toString()}`;
-    }
-    const pagination = JSON.stringify({ limit: q.limit, total, next_cursor: nextCursor, next });
-    const meta = JSON.stringify({
-      api_version: '1.0',
-      generated_at: iso(this.snap.builtAt),
-      data_updated_at: this.snap.dataUpdatedAt === null ? null : iso(this.snap.dataUpdatedAt),
-      update_interval_seconds: this.updateIntervalSeconds,
-      window_hours: 24,
+    const { body, contentType } = renderList({
+      events: page.map((e) => ({ json: e.json, feature: () => (e.feature ??= JSON.stringify(toFeature(e.ev))) })),
+      limit: q.limit,
+      total,
+      next: hasMore && last !== undefined ? { reportedAt: last.reported, id: last.id } : null,
+      format: q.format,
+      path: req.path,
+      sortedParams,
       city: req.city,
+      generatedAt: this.snap.builtAt,
+      dataUpdatedAt: this.snap.dataUpdatedAt,
+      updateIntervalSeconds: this.updateIntervalSeconds,
     });
-    let text: string;
-    if (q.format === 'geojson') {
-      const features = page.map((e) => (e.feature ??= JSON.stringify(toFeature(e.ev)))).join(',');
-      text = `{"type":"FeatureCollection","features":[${features}],"pagination":${pagination},"meta":${meta}}`;
-    } else {
-      text = `{"data":[${page.map((e) => e.json).join(',')}],"pagination":${pagination},"meta":${meta}}`;
-    }
-    return {
-      body: new PreparedBody(text),
-      lastModified: this.lastModified(),
-      contentType: q.format === 'geojson' ? 'application/geo+json; charset=utf-8' : 'application/json; charset=utf-8',
-    };
+    return { body, lastModified: this.lastModified(), contentType };
   }
 }
 

@@ -19,7 +19,7 @@ export interface TestApp {
 }
 
 /** The real app over a real migrated SQLite file, a fake clock and a fake scan-loop view. */
-export async function testApp(opts: { now?: number; gate?: (deps: { db: TempDb; clock: Clock }) => AppDeps['gate'] } = {}): Promise<TestApp> {
+export async function testApp(opts: { now?: number; historyDays?: number; gate?: (deps: { db: TempDb; clock: Clock }) => AppDeps['gate'] } = {}): Promise<TestApp> {
   const db = tempDb();
   const clockState = { now: opts.now ?? Date.parse('2026-11-21T10:00:00Z') };
   const clock: Clock = () => clockState.now;
@@ -28,6 +28,8 @@ export async function testApp(opts: { now?: number; gate?: (deps: { db: TempDb; 
   const startedAt = clockState.now;
   const app = createApp({
     readModel,
+    sqlite: db.sqlite,
+    historyDays: opts.historyDays ?? 90,
     clock,
     logger: silentLogger,
     release: 'test',

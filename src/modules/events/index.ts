@@ -1,11 +1,15 @@
+import type { Database } from 'bun:sqlite';
 import { Elysia } from 'elysia';
 import type { Clock } from '../../clock.ts';
 import { strictQuery } from '../../http/strict-query.ts';
 import { sendPage } from '../../http/send.ts';
+import { accessContext } from '../../http/plugins/limits.ts';
+import { historyPage } from '../../history/page.ts';
 import type { ReadModel } from '../../read-model/read-model.ts';
 import { errorResponses } from '../responses.ts';
 import { CityListQuery, CityParams, EventFeatureCollection, EventList, ListQuery } from './model.ts';
-import { cityRef, parseListQuery, resolveCityOrThrow, type RawListParams } from './service.ts';
+import { cityRef, parseListQuery, resolveCityOrThrow, type ParsedList, type RawListParams } from './service.ts';
+import type { CityRef } from '../../domain/event.ts';
 
 const checkList = strictQuery(ListQuery);
 const checkCityList = strictQuery(CityListQuery);
@@ -20,18 +24,47 @@ Pages by opaque cursor (\`pagination.next_cursor\` / \`pagination.next\`), stabl
 \`format=geojson\` or \`Accept: application/geo+json\` returns a GeoJSON FeatureCollection.
 Conditional requests with \`If-None-Match\` answer 304.`;
 
-export function eventsRoutes(deps: { readModel: ReadModel; clock: Clock }) {
+export interface EventsDeps {
+  readModel: ReadModel;
+  clock: Clock;
+  /** History (Enterprise) reads SQLite directly; the 24-hour view never does. */
+  history: { sqlite: Database; historyDays: number };
+}
+
+export function eventsRoutes(deps: EventsDeps) {
   const { readModel, clock } = deps;
+  /** The 24-hour view from memory, or history from SQLite when the request reaches past it. */
+  const page = (request: Request, parsed: ParsedList, path: string, params: URLSearchParams, city: CityRef | null) =>
+    sendPage(
+      request,
+      parsed.history === null
+        ? readModel.listPage({ path, params, query: parsed.query, city })
+        : historyPage(deps.history.sqlite, { ...parsed.query, ...parsed.history }, {
+            path,
+            params,
+            city,
+            now: clock(),
+            dataUpdatedAt: readModel.dataUpdatedAt,
+            updateIntervalSeconds: readModel.updateIntervalSeconds,
+          }),
+    );
   return new Elysia({ name: 'trafik.events' })
+    .use(accessContext)
     .get(
       '/api/v1/events',
-      ({ query, request }) => {
+      ({ query, request, access }) => {
         const raw = query as RawListParams;
         const city = raw.city === undefined ? null : resolveCityOrThrow(raw.city, 'query');
-        const q = parseListQuery(raw, { accept: request.headers.get('accept'), now: clock(), plate: city?.plate ?? null });
+        const parsed = parseListQuery(raw, {
+          accept: request.headers.get('accept'),
+          now: clock(),
+          plate: city?.plate ?? null,
+          enterprise: access.plan === 'enterprise',
+          historyDays: deps.history.historyDays,
+        });
         const params = paramsOf(request.url);
         if (city !== null) params.set('city', city.slug);
-        return sendPage(request, readModel.listPage({ path: '/api/v1/events', params, query: q, city: city && cityRef(city) }));
+        return page(request, parsed, '/api/v1/events', params, city && cityRef(city));
       },
       {
         transform: ({ request }) => checkList(request.url),
@@ -54,10 +87,16 @@ export function eventsRoutes(deps: { readModel: ReadModel; clock: Clock }) {
     )
     .get(
       '/api/v1/events/:city',
-      ({ params, query, request }) => {
+      ({ params, query, request, access }) => {
         const city = resolveCityOrThrow(decodeSegment(params.city), 'path');
-        const q = parseListQuery(query as RawListParams, { accept: request.headers.get('accept'), now: clock(), plate: city.plate });
-        return sendPage(request, readModel.listPage({ path: `/api/v1/events/${city.slug}`, params: paramsOf(request.url), query: q, city: cityRef(city) }));
+        const parsed = parseListQuery(query as RawListParams, {
+          accept: request.headers.get('accept'),
+          now: clock(),
+          plate: city.plate,
+          enterprise: access.plan === 'enterprise',
+          historyDays: deps.history.historyDays,
+        });
+        return page(request, parsed, `/api/v1/events/${city.slug}`, paramsOf(request.url), cityRef(city));
       },
       {
         transform: ({ request }) => checkCityList(request.url),

@@ -5,6 +5,8 @@ import { CityRef, Int, Timestamp } from '../shared-model.ts';
 const typeList = `(${EVENT_TYPES.join('|')})`;
 const severityList = `(${SEVERITIES.join('|')})`;
 const num = '-?\\d{1,3}(\\.\\d{1,12})?';
+export const RFC3339 = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|z|[+-]\\d{2}:\\d{2})$';
+export const RFC3339_REASON = 'must be an RFC 3339 timestamp such as 2026-11-21T10:00:00Z';
 
 const LineString = t.Object(
   {
@@ -64,6 +66,12 @@ export const ListMeta = t.Object({
   update_interval_seconds: Int({ examples: [90] }),
   window_hours: Int({ examples: [24] }),
   city: t.Union([CityRef, t.Null()]),
+  history: t.Optional(
+    t.Object(
+      { status: t.UnionEnum(['active', 'cleared', 'all']), from: Timestamp('Start of the range'), to: Timestamp('End of the range') },
+      { description: 'Present when the page was read from history (Enterprise): the status and range it covers' },
+    ),
+  ),
 });
 
 export const EventList = t.Object({ data: t.Array(Event), pagination: Pagination, meta: ListMeta }, { title: 'EventList' });
@@ -103,13 +111,21 @@ const listParams = {
   radius_km: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 200, description: 'Radius for near, km (default 10, max 200)', examples: [5] })),
   updated_since: t.Optional(
     t.String({
-      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|z|[+-]\\d{2}:\\d{2})$',
-      'x-reason': 'must be an RFC 3339 timestamp such as 2026-11-21T10:00:00Z',
+      pattern: RFC3339,
+      'x-reason': RFC3339_REASON,
       description: 'RFC 3339; events updated or cleared since then (incremental polling)',
     }),
   ),
   // No default: UnionEnum would default to 'json', and an absent format must let Accept decide.
   format: t.Optional(t.UnionEnum(['json', 'geojson'], { default: undefined, description: 'json (the default) or geojson = a FeatureCollection; without it, Accept: application/geo+json also selects GeoJSON' })),
+  status: t.Optional(
+    t.UnionEnum(['active', 'cleared', 'all'], {
+      default: undefined,
+      description: 'Enterprise (history): active (the default), cleared or all. With status, from or to the list is read from the stored history instead of the 24-hour view.',
+    }),
+  ),
+  from: t.Optional(t.String({ pattern: RFC3339, 'x-reason': RFC3339_REASON, description: 'Enterprise (history): events seen at or after this time (RFC 3339); default 24 hours ago; at most HISTORY_DAYS back' })),
+  to: t.Optional(t.String({ pattern: RFC3339, 'x-reason': RFC3339_REASON, description: 'Enterprise (history): events first seen at or before this time (RFC 3339); default now' })),
 };
 
 export const ListQuery = t.Object({

@@ -1,7 +1,8 @@
-import type { Clock } from '../../clock.ts';
 import { type CityRef, type EventType, type Severity } from '../../domain/event.ts';
+import { parseRfc3339 as parseTimestamp } from '../../clock.ts';
 import { ApiError, invalidParams, type InvalidParam } from '../../http/problems.ts';
 import { resolveCity, suggestCities, type Province } from '../../provinces/index.ts';
+import type { HistoryStatus } from '../../history/history.ts';
 import { decodeCursor, type ListQuery } from '../../read-model/query.ts';
 import { WINDOW_MS } from '../../read-model/read-model.ts';
 
@@ -17,7 +18,27 @@ export interface RawListParams {
   radius_km?: number;
   updated_since?: string;
   format?: 'json' | 'geojson';
+  status?: 'active' | 'cleared' | 'all';
+  from?: string;
+  to?: string;
 }
+
+export interface ParseOptions {
+  accept: string | null;
+  now: number;
+  plate: number | null;
+  /** Whether the request runs on an Enterprise key: history is theirs. */
+  enterprise: boolean;
+  historyDays: number;
+}
+
+/** The list query, and the history range when the request reaches past the 24-hour view. */
+export interface ParsedList {
+  query: ListQuery;
+  history: { status: HistoryStatus; from: number; to: number } | null;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 export function cityRef(p: Province): CityRef {
   return { slug: p.slug, name: p.name, plate: p.plate };
@@ -41,7 +62,7 @@ function throwCity(detail: string, suggestions: { slug: string; name: string; ur
  * Turns checked parameters into a ListQuery, or a 400 naming every parameter whose meaning is
  * wrong (a bbox with min > max, a date in the future…). Nothing is clamped or defaulted silently.
  */
-export function parseListQuery(raw: RawListParams, opts: { accept: string | null; now: number; plate: number | null }): ListQuery {
+export function parseListQuery(raw: RawListParams, opts: ParseOptions): ParsedList {
   const bad: InvalidParam[] = [];
   const cursor = raw.cursor === undefined ? null : decodeCursor(raw.cursor);
   if (raw.cursor !== undefined && cursor === null) bad.push({ name: 'cursor', reason: 'must be a next_cursor value returned by this API' });
@@ -65,22 +86,44 @@ export function parseListQuery(raw: RawListParams, opts: { accept: string | null
     bad.push({ name: 'radius_km', reason: 'only meaningful together with near=lat,lon' });
   }
 
+  const wantsHistory = raw.status !== undefined || raw.from !== undefined || raw.to !== undefined;
   let updatedSince: number | null = null;
+  let reachesBack = false;
   if (raw.updated_since !== undefined) {
     const ms = parseTimestamp(raw.updated_since);
     if (Number.isNaN(ms)) bad.push({ name: 'updated_since', reason: 'is not a valid date and time' });
     else if (ms > opts.now + 60_000) bad.push({ name: 'updated_since', reason: 'is in the future' });
-    else if (ms < opts.now - WINDOW_MS) {
-      throw new ApiError(
-        'plan_required',
-        'updated_since older than 24 hours reaches into history, which is part of the Enterprise plan.',
-        { feature: 'history' },
-      );
-    } else updatedSince = ms;
+    else {
+      updatedSince = ms;
+      reachesBack = ms < opts.now - WINDOW_MS;
+    }
+  }
+  if ((wantsHistory || reachesBack) && !opts.enterprise) {
+    const what = wantsHistory ? 'status, from and to (history)' : 'updated_since older than 24 hours (history)';
+    throw new ApiError('plan_required', `${what} belong to the Enterprise plan; the Free plan serves the last 24 hours.`, { feature: 'history' });
+  }
+
+  let history: ParsedList['history'] = null;
+  if (wantsHistory || reachesBack) {
+    const oldest = opts.now - opts.historyDays * DAY_MS;
+    const from = raw.from === undefined ? null : parseTimestamp(raw.from);
+    const to = raw.to === undefined ? null : parseTimestamp(raw.to);
+    if (Number.isNaN(from)) bad.push({ name: 'from', reason: 'is not a valid date and time' });
+    if (Number.isNaN(to)) bad.push({ name: 'to', reason: 'is not a valid date and time' });
+    // Without from, the range starts 24 h ago — or at updated_since when that reaches further.
+    const start = from ?? Math.min(opts.now - WINDOW_MS, updatedSince ?? Number.POSITIVE_INFINITY);
+    const end = to ?? opts.now;
+    if (!Number.isNaN(start) && !Number.isNaN(end)) {
+      if (start > end) bad.push({ name: 'from', reason: 'must not be after to' });
+      if (start < oldest) bad.push({ name: raw.from === undefined ? 'updated_since' : 'from', reason: `reaches past the ${opts.historyDays} days of history kept` });
+      if (to !== null && to > opts.now + 60_000) bad.push({ name: 'to', reason: 'is in the future' });
+    }
+    // Incremental sync over history includes cleared events unless a status is asked for.
+    history = { status: raw.status ?? (updatedSince !== null ? 'all' : 'active'), from: start, to: end };
   }
 
   if (bad.length > 0) throw invalidParams(bad);
-  return {
+  const query: ListQuery = {
     plate: opts.plate,
     limit: raw.limit ?? 100,
     cursor,
@@ -91,20 +134,5 @@ export function parseListQuery(raw: RawListParams, opts: { accept: string | null
     updatedSince,
     format: raw.format ?? (opts.accept !== null && opts.accept.includes('application/geo+json') ? 'geojson' : 'json'),
   };
-}
-
-/**
- * Epoch ms of an RFC 3339 timestamp whose shape the query schema already checked, or NaN when its
- * fields are out of range. Date.parse alone rolls impossible days over (2026-02-30 → March 2),
- * which would turn a typo into a silently different instant.
- */
-function parseTimestamp(s: string): number {
-  const ms = Date.parse(s);
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})/.exec(s);
-  if (Number.isNaN(ms) || m === null) return NaN;
-  const [y, mo, d, h, mi, sec] = m.slice(1).map(Number) as [number, number, number, number, number, number];
-  const day = new Date(0);
-  day.setUTCFullYear(y, mo - 1, d); // not Date.UTC, which reads years 0–99 as 1900–1999
-  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return NaN;
-  return h <= 23 && mi <= 59 && sec <= 59 ? ms : NaN;
+  return { query, history };
 }

@@ -1,0 +1,39 @@
+import type { Database } from 'bun:sqlite';
+import type { CityRef } from '../domain/event.ts';
+import { toApiEvent, toFeature } from '../read-model/event-json.ts';
+import type { PreparedPage } from '../read-model/read-model.ts';
+import { renderList } from '../read-model/render.ts';
+import { queryHistory, type HistoryQuery } from './history.ts';
+
+export interface HistoryPageContext {
+  path: string;
+  params: URLSearchParams;
+  city: CityRef | null;
+  now: number;
+  dataUpdatedAt: number | null;
+  updateIntervalSeconds: number;
+}
+
+/** A history page from SQLite, in exactly the list envelope the 24-hour view serves. */
+export function historyPage(db: Database, q: HistoryQuery, ctx: HistoryPageContext): PreparedPage {
+  const page = queryHistory(db, q);
+  const sortedParams = [...ctx.params].filter(([k]) => k !== 'format').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const { body, contentType } = renderList({
+    events: page.rows.map((row) => {
+      const ev = toApiEvent(row);
+      return { json: JSON.stringify(ev), feature: () => JSON.stringify(toFeature(ev)) };
+    }),
+    limit: q.limit,
+    total: page.total,
+    next: page.next,
+    format: q.format,
+    path: ctx.path,
+    sortedParams,
+    city: ctx.city,
+    generatedAt: ctx.now,
+    dataUpdatedAt: ctx.dataUpdatedAt,
+    updateIntervalSeconds: ctx.updateIntervalSeconds,
+    history: { status: q.status, from: q.from, to: q.to },
+  });
+  return { body, contentType, lastModified: ctx.dataUpdatedAt ?? ctx.now };
+}

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { KeyStore } from '../../src/keys/store.ts';
+import { eventRow, insertEvents, insertScan } from '../helpers/factories.ts';
+import { limitsApp, type LimitsTestApp } from '../limits/helpers.ts';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+let t: LimitsTestApp;
+let enterprise: string;
+let free: string;
+let now: number;
+
+// A timeline over ten days: events seen at different times, some cleared, in three provinces.
+const timeline = (n: number) => [
+  // active now, seen in the 24-hour view
+  eventRow({ id: 'evt_now_ist_acc', plate: 34, type: 'accident', severity: 'major', reportedAt: n - 2 * HOUR, firstSeenAt: n - 2 * HOUR, lastSeenAt: n - 60_000, updatedAt: n - 2 * HOUR }, n),
+  eventRow({ id: 'evt_now_ank_jam', plate: 6, type: 'jam', severity: 'minor', reportedAt: n - 3 * HOUR, firstSeenAt: n - 3 * HOUR, lastSeenAt: n - 60_000, updatedAt: n - HOUR }, n),
+  // cleared yesterday evening
+  eventRow({ id: 'evt_clr_ist_haz', plate: 34, type: 'hazard', status: 'cleared', reportedAt: n - 30 * HOUR, firstSeenAt: n - 30 * HOUR, lastSeenAt: n - 20 * HOUR, updatedAt: n - 20 * HOUR + 180_000, clearedAt: n - 20 * HOUR + 180_000 }, n),
+  // cleared three days ago
+  eventRow({ id: 'evt_clr_izm_clo', plate: 35, type: 'road_closure', severity: 'major', status: 'cleared', reportedAt: n - 4 * DAY, firstSeenAt: n - 4 * DAY, lastSeenAt: n - 3 * DAY, updatedAt: n - 3 * DAY, clearedAt: n - 3 * DAY }, n),
+  // a long roadworks closure: first seen nine days ago, still active
+  eventRow({ id: 'evt_long_ank_clo', plate: 6, type: 'road_closure', severity: 'major', reportedAt: n - 9 * DAY, firstSeenAt: n - 9 * DAY, lastSeenAt: n - 60_000, updatedAt: n - 9 * DAY }, n),
+];
+
+beforeAll(async () => {
+  t = await limitsApp({ rate: 100_000, events: 0 });
+  now = t.clock.now;
+  insertEvents(t.db.db, timeline(now));
+  insertScan(t.db.db, now - 30_000);
+  t.readModel.refresh();
+  const keys = new KeyStore(t.db.sqlite);
+  enterprise = keys.create({ plan: 'enterprise', name: 'ent', now }).key;
+  free = keys.create({ plan: 'free', name: 'free', now }).key;
+});
+afterAll(() => t.cleanup());
+
+const get = (path: string, key?: string) => t.request(path, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+const ids = async (r: Response) => ((await r.json()) as { data: { id: string }[] }).data.map((e) => e.id).sort();
+const at = (ms: number) => new Date(ms).toISOString();
+
+describe('plan gating', () => {
+  for (const q of ['status=all', 'status=cleared', `from=${at(Date.parse('2026-11-20T00:00:00Z'))}`, `to=${at(Date.parse('2026-11-21T00:00:00Z'))}`]) {
+    test(`Free (no key and a Free key): ${q} → 403 plan_required naming history`, async () => {
+      for (const key of [undefined, free]) {
+        const r = await get(`/api/v1/events?${q}`, key);
+        expect(r.status).toBe(403);
+        const body = await r.json();
+        expect(body.code).toBe('plan_required');
+        expect(body.feature).toBe('history');
+        expect(r.headers.get('content-type')).toBe('application/problem+json');
+      }
+    });
+  }
+  test('updated_since older than 24 h is history: 403 on Free, served on Enterprise', async () => {
+    const since = at(now - 5 * DAY);
+    expect((await get(`/api/v1/events?updated_since=${since}`)).status).toBe(403);
+    expect((await get(`/api/v1/events?updated_since=${since}`, free)).status).toBe(403);
+    const r = await get(`/api/v1/events?updated_since=${since}`, enterprise);
+    expect(r.status).toBe(200);
+    // Incremental sync over history includes the cleared ones updated since then.
+    expect(await ids(r)).toEqual(['evt_clr_ist_haz', 'evt_clr_izm_clo', 'evt_now_ank_jam', 'evt_now_ist_acc']);
+  });
+  test('stats from/to is Enterprise only', async () => {
+    expect((await get(`/api/v1/stats?from=${at(now - 2 * DAY)}`, free)).status).toBe(403);
+    expect((await get(`/api/v1/stats?from=${at(now - 2 * DAY)}`, enterprise)).status).toBe(200);
+  });
+});
+
+describe('Enterprise history', () => {
+  test('status without a range covers the last 24 hours: active, cleared, all', async () => {
+    expect(await ids(await get('/api/v1/events?status=active', enterprise))).toEqual(['evt_long_ank_clo', 'evt_now_ank_jam', 'evt_now_ist_acc']);
+    expect(await ids(await get('/api/v1/events?status=cleared', enterprise))).toEqual(['evt_clr_ist_haz']);
+    expect(await ids(await get('/api/v1/events?status=all', enterprise))).toEqual(['evt_clr_ist_haz', 'evt_long_ank_clo', 'evt_now_ank_jam', 'evt_now_ist_acc']);
+  });
+  test('from/to selects the events seen during the range', async () => {
+    const r = await get(`/api/v1/events?status=all&from=${at(now - 5 * DAY)}&to=${at(now - 2 * DAY)}`, enterprise);
+    expect(r.status).toBe(200);
+    const body = await r.json();
+    expect(body.data.map((e: { id: string }) => e.id).sort()).toEqual(['evt_clr_izm_clo', 'evt_long_ank_clo']);
+    expect(body.meta.history).toEqual({ status: 'all', from: at(now - 5 * DAY).replace('.000', ''), to: at(now - 2 * DAY).replace('.000', '') });
+    expect(body.data.find((e: { id: string }) => e.id === 'evt_clr_izm_clo').status).toBe('cleared');
+  });
+  test('the list filters apply to history too: city path, type, severity, bbox, near', async () => {
+    const range = `status=all&from=${at(now - 10 * DAY)}`;
+    expect(await ids(await get(`/api/v1/events/ankara?${range}`, enterprise))).toEqual(['evt_long_ank_clo', 'evt_now_ank_jam']);
+    expect(await ids(await get(`/api/v1/events?${range}&type=road_closure`, enterprise))).toEqual(['evt_clr_izm_clo', 'evt_long_ank_clo']);
+    expect(await ids(await get(`/api/v1/events?${range}&severity=major&city=34`, enterprise))).toEqual(['evt_now_ist_acc']);
+    // The factory puts every event at one point in İstanbul; a box or circle elsewhere finds none.
+    expect(await ids(await get(`/api/v1/events?${range}&bbox=28.9,40.9,29.1,41.1`, enterprise))).toHaveLength(5);
+    expect(await ids(await get(`/api/v1/events?${range}&bbox=32.0,39.0,33.0,40.0`, enterprise))).toEqual([]);
+    expect(await ids(await get(`/api/v1/events?${range}&near=41.0082,28.9784&radius_km=1`, enterprise))).toHaveLength(5);
+    expect(await ids(await get(`/api/v1/events?${range}&near=41.1,28.9784&radius_km=5`, enterprise))).toEqual([]);
+  });
+  test('cursor pagination over history walks every event once, newest reported first', async () => {
+    const seen: string[] = [];
+    let path: string | null = `/api/v1/events?status=all&from=${at(now - 10 * DAY)}&limit=2`;
+    let pages = 0;
+    while (path !== null) {
+      const body = (await (await get(path, enterprise)).json()) as { data: { id: string; reported_at: string }[]; pagination: { next: string | null; total: number } };
+      expect(body.pagination.total).toBe(5);
+      seen.push(...body.data.map((e) => e.id));
+      path = body.pagination.next;
+      pages++;
+    }
+    expect(pages).toBe(3);
+    expect(seen).toEqual(['evt_now_ist_acc', 'evt_now_ank_jam', 'evt_clr_ist_haz', 'evt_clr_izm_clo', 'evt_long_ank_clo']);
+  });
+  test('GeoJSON and ETag/304 work on history pages', async () => {
+    const path = `/api/v1/events?status=all&from=${at(now - 10 * DAY)}&format=geojson`;
+    const r = await get(path, enterprise);
+    expect(r.headers.get('content-type')).toStartWith('application/geo+json');
+    const fc = await r.json();
+    expect(fc.type).toBe('FeatureCollection');
+    expect(fc.features).toHaveLength(5);
+    const again = await t.request(path, { headers: { authorization: `Bearer ${enterprise}`, 'if-none-match': r.headers.get('etag')! } });
+    expect(again.status).toBe(304);
+  });
+  test('bad ranges are 400 naming the parameter', async () => {
+    const cases: [string, string][] = [
+      [`from=${at(now - DAY)}&to=${at(now - 2 * DAY)}`, 'from'],
+      [`from=${at(now - 91 * DAY)}`, 'from'],
+      [`to=${at(now + DAY)}`, 'to'],
+      ['from=2026-02-30T00:00:00Z', 'from'],
+      ['from=yesterday', 'from'],
+      ['status=archived', 'status'],
+    ];
+    for (const [q, name] of cases) {
+      const r = await get(`/api/v1/events?${q}`, enterprise);
+      expect(r.status).toBe(400);
+      const body = await r.json();
+      expect(body.invalid_params.map((p: { name: string }) => p.name)).toContain(name);
+    }
+  });
+  test('stats over a range count the events seen in it', async () => {
+    const r = await get(`/api/v1/stats?from=${at(now - 5 * DAY)}&to=${at(now - 2 * DAY)}`, enterprise);
+    const body = await r.json();
+    expect(body.total).toBe(2);
+    expect(body.by_type).toEqual({ accident: 0, jam: 0, hazard: 0, road_closure: 2 });
+    expect(body.top_cities.map((c: { city: { plate: number } }) => c.city.plate).sort()).toEqual([35, 6]);
+    expect(body.range.cleared).toBe(1);
+    expect(body.range.created).toBe(1);
+  });
+});
