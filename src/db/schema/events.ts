@@ -40,6 +40,8 @@ export const events = sqliteTable(
     index('events_reported_idx').on(t.reportedAt, t.id),
     index('events_plate_reported_idx').on(t.plate, t.reportedAt),
     index('events_updated_idx').on(t.updatedAt),
+    // Range statistics count the events that began in [from, to].
+    index('events_first_seen_idx').on(t.firstSeenAt),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX `events_first_seen_idx` ON `events` (`first_seen_at`);
