@@ -8,6 +8,8 @@ import { errorText } from '../log.ts';
 import { checkHealth } from '../modules/health/service.ts';
 import { sqliteWindowLoader } from '../read-model/load-window.ts';
 import { ReadModel } from '../read-model/read-model.ts';
+import { StreamHub } from '../modules/stream/service.ts';
+import { ChangeFeed } from '../stream/feed.ts';
 import { RELEASE } from '../release.ts';
 import { UsageError } from '../cli/args.ts';
 import { buildSources, markInterruptedScans, openRuntime, scanAndPurge } from './runtime.ts';
@@ -32,6 +34,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   limits.start();
 
   const readModel = new ReadModel(sqliteWindowLoader(main.db), clock, config.scanIntervalSeconds);
+  const feed = new ChangeFeed(main.sqlite);
+  const streams = new StreamHub(feed);
   const startedAt = clock();
   const abort = new AbortController();
   let loop: ReturnType<typeof startScanLoop> | null = null;
@@ -43,6 +47,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   };
   const app = createApp({
     readModel,
+    streams,
     sqlite: main.sqlite,
     historyDays: config.historyDays,
     clock,
@@ -62,6 +67,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     scan: async () => {
       await scanAndPurge({ writer, sources, config, logger, clock, signal: abort.signal });
       readModel.refresh();
+      feed.poll();
     },
   });
   const windowTimer = setInterval(() => {
@@ -82,6 +88,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       logger.info('stopping', { signal });
       clearInterval(windowTimer);
       abort.abort();
+      streams.closeAll();
       await loop?.stop();
       await app.stop();
       limits.close();

@@ -7,6 +7,8 @@ import { eventsRoutes } from '../modules/events/index.ts';
 import { healthRoutes } from '../modules/health/index.ts';
 import type { HealthReport } from '../modules/health/service.ts';
 import { statsRoutes } from '../modules/stats/index.ts';
+import { streamRoutes } from '../modules/stream/index.ts';
+import type { StreamHub } from '../modules/stream/service.ts';
 import type { ReadModel } from '../read-model/read-model.ts';
 import { errorHandler } from './plugins/errors.ts';
 import { methodGuard } from './plugins/method-guard.ts';
@@ -17,6 +19,8 @@ export interface AppDeps {
   /** Read-only use: Enterprise history queries. */
   sqlite: Database;
   historyDays: number;
+  /** Live streams of the event_changes outbox (Enterprise). */
+  streams: StreamHub;
   health: () => HealthReport;
   clock: Clock;
   logger: Logger;
@@ -38,6 +42,7 @@ export function createApp(deps: AppDeps) {
   if (deps.gate) app.use(deps.gate);
   const full: AnyElysia = app
     .use(methodGuard(deps.publicUrl))
+    .use(streamRoutes({ hub: deps.streams, clock: deps.clock }))
     .use(eventsRoutes({ readModel: deps.readModel, clock: deps.clock, history: { sqlite: deps.sqlite, historyDays: deps.historyDays } }))
     .use(statsRoutes({ readModel: deps.readModel, clock: deps.clock, history: { sqlite: deps.sqlite, historyDays: deps.historyDays } }))
     .use(healthRoutes({ check: deps.health }))

@@ -1,3 +1,5 @@
+import { ChangeFeed } from '../../src/stream/feed.ts';
+import { StreamHub } from '../../src/modules/stream/service.ts';
 import { createApp, type App, type AppDeps } from '../../src/http/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -10,6 +12,9 @@ export interface TestApp {
   app: App;
   db: TempDb;
   readModel: ReadModel;
+  /** The outbox feed behind the live stream: call poll() after writing changes. */
+  feed: ChangeFeed;
+  streams: StreamHub;
   /** Mutable fake clock (epoch ms). */
   clock: { now: number };
   loop: ScanLoopView;
@@ -26,8 +31,12 @@ export async function testApp(opts: { now?: number; historyDays?: number; gate?:
   const readModel = new ReadModel(sqliteWindowLoader(db.db), clock, 90);
   const loop: ScanLoopView = { sources: ['waze'], intervalSeconds: 90, nextScanAt: () => null, sourceStatuses: () => [] };
   const startedAt = clockState.now;
+  const feed = new ChangeFeed(db.sqlite);
+  // A short reconnect hint keeps resume tests fast; production sends 5 s.
+  const streams = new StreamHub(feed, 100);
   const app = createApp({
     readModel,
+    streams,
     sqlite: db.sqlite,
     historyDays: opts.historyDays ?? 90,
     clock,
@@ -45,6 +54,11 @@ export async function testApp(opts: { now?: number; historyDays?: number; gate?:
     clock: clockState,
     loop,
     request: (path, init) => app.handle(new Request(`http://localhost${path}`, init)),
-    cleanup: () => db.cleanup(),
+    feed,
+    streams,
+    cleanup: () => {
+      streams.closeAll();
+      db.cleanup();
+    },
   };
 }

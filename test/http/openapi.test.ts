@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { CityListQuery, ListQuery } from '../../src/modules/events/model.ts';
 import { StatsQuery } from '../../src/modules/stats/model.ts';
+import { StreamQuery } from '../../src/modules/stream/model.ts';
 import { testApp, type TestApp } from '../helpers/app.ts';
 
 // The OpenAPI document at /swagger/json and the offline Swagger UI at /swagger.
@@ -24,6 +25,7 @@ const ROUTES: { path: string; query: string[]; pathParams: string[]; problems: s
   { path: '/api/v1/events/{city}', query: Object.keys(CityListQuery.properties), pathParams: ['city'], problems: ['400', '403', '404', '405', '429'] },
   { path: '/api/v1/stats', query: Object.keys(StatsQuery.properties), pathParams: [], problems: ['400', '405', '429'] },
   { path: '/api/v1/health', query: [], pathParams: [], problems: ['405', '429'] },
+  { path: '/api/v1/events/stream', query: Object.keys(StreamQuery.properties), pathParams: [], problems: ['400', '403', '405', '429'] },
 ];
 
 function resolve(ref: string): Json | undefined {
@@ -45,7 +47,7 @@ test('it is OpenAPI 3.1 with info version 1.0', () => {
   expect(doc.info.title).toBeString();
 });
 
-test('exactly the four API paths are documented, GET only', () => {
+test('exactly the API paths are documented, GET only', () => {
   expect(Object.keys(doc.paths).sort()).toEqual(ROUTES.map((r) => r.path).sort());
   for (const r of ROUTES) expect(Object.keys(doc.paths[r.path])).toEqual(['get']);
 });
@@ -80,9 +82,14 @@ describe('each operation', () => {
     test(`${r.path}: 200 and problem responses with schemas`, () => {
       const responses = doc.paths[r.path].get.responses as Json;
       expect(responses['200']).toBeDefined();
-      const ok = schemaOf(responses['200'], 'application/json');
-      expect(ok.type).toBe('object');
-      expect(Object.keys(ok.properties).length).toBeGreaterThan(2);
+      if (r.path === '/api/v1/events/stream') {
+        // Server-Sent Events: a text stream, documented with an example frame.
+        expect(schemaOf(responses['200'], 'text/event-stream').type).toBe('string');
+      } else {
+        const ok = schemaOf(responses['200'], 'application/json');
+        expect(ok.type).toBe('object');
+        expect(Object.keys(ok.properties).length).toBeGreaterThan(2);
+      }
       for (const status of r.problems) {
         expect({ status, has: status in responses }).toEqual({ status, has: true });
         const problem = schemaOf(responses[status], 'application/problem+json');

@@ -114,7 +114,7 @@ describe('Turkish specifics', () => {
 });
 
 describe('unknown spellings are 404 unknown_city, never auto-corrected', () => {
-  for (const s of ['Merkez', 'Kar', '0', '00', '82', '100', 'Constantinople', 'istanbull', 'Ankaraa', '3.4', '1%202', 'stream', 'tr']) {
+  for (const s of ['Merkez', 'Kar', '0', '00', '82', '100', 'Constantinople', 'istanbull', 'Ankaraa', '3.4', '1%202', 'tr']) {
     test(s, async () => {
       const body = await expectProblem(await t.request(`/api/v1/events/${s}`), 404, 'unknown_city');
       expect(body.suggestions).toBeArray();

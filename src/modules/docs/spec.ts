@@ -79,7 +79,13 @@ export function polishSpec(doc: Json, extraSchemas: Record<string, Json>): Json 
       if (status === '429') (res as Json).headers = { ...headerRefs(names), 'Retry-After': { description: 'Always 60', schema: { type: 'integer', const: 60 } } };
       else res.headers = headerRefs(names);
     }
-    if (data) {
+    if (path === '/api/v1/events/stream') {
+      responses['200'] = {
+        description: 'A Server-Sent Events stream: `id: <seq>`, `event: traffic_event.created|updated|cleared`, `data: <Event JSON>`; `: ping` every 15 s',
+        content: { 'text/event-stream': { schema: { type: 'string' }, example: 'id: 1042\nevent: traffic_event.created\ndata: {"id":"evt_…","type":"accident",…}\n\n' } },
+        headers: headerRefs(Object.keys(COMMON_HEADERS)),
+      };
+    } else if (data) {
       responses['304'] = { description: 'Not modified: If-None-Match matched the ETag', headers: headerRefs([...Object.keys(COMMON_HEADERS), ...Object.keys(CACHE_HEADERS)]) };
     }
     op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
