@@ -1,5 +1,6 @@
 import { onlyFlags, parseArgs, UsageError } from '../cli/args.ts';
 import { systemClock } from '../clock.ts';
+import { STALE_RUN_MS } from '../scanner/scan.ts';
 import { buildSources, markInterruptedScans, openRuntime, scanAndPurge } from './runtime.ts';
 
 /** `trafik scan --once`: one full scan against the configured database, then exit. */
@@ -10,7 +11,9 @@ export async function scanCommand(argv: string[]): Promise<number> {
   if (args.positionals.length > 0) throw new UsageError(`unexpected argument '${args.positionals[0]}'`);
   const { config, logger, main } = openRuntime();
   const sources = buildSources(config, systemClock);
-  markInterruptedScans(main.sqlite, systemClock());
+  // A server may be scanning this database right now: close only runs too old to be anyone's.
+  const now = systemClock();
+  markInterruptedScans(main.sqlite, now, now - STALE_RUN_MS);
   const s = await scanAndPurge({ writer: main, sources, config, logger, clock: systemClock });
   main.sqlite.close();
   const line = args.flags.has('json')

@@ -20,6 +20,9 @@ export function startScanLoop(opts: { intervalSeconds: number; scan: () => Promi
   const runOnce = (): Promise<void> => {
     if (inflight !== null) return inflight;
     inflight = (async () => {
+      // Start the scan a microtask later: a scan that throws synchronously would otherwise run the
+      // finally below before `inflight` is assigned, leaving the loop busy (and stuck) for good.
+      await null;
       try {
         await opts.scan();
       } catch (err) {
@@ -30,12 +33,22 @@ export function startScanLoop(opts: { intervalSeconds: number; scan: () => Promi
     })();
     return inflight;
   };
+  const runAtStart = opts.runAtStart !== false;
   const job = new Cron(
     '* * * * * *',
-    { interval: opts.intervalSeconds, protect: true, name: 'scan', catch: (err) => opts.logger.error('scan job error', { error: errorText(err) }) },
+    {
+      interval: opts.intervalSeconds,
+      protect: true,
+      name: 'scan',
+      catch: (err) => opts.logger.error('scan job error', { error: errorText(err) }),
+      // croner's first trigger is the next whole second; after a scan at start it would start a
+      // second full scan a second later (a quick one, e.g. replay or a backed-off source, is done
+      // by then). The first scheduled scan waits one interval instead.
+      ...(runAtStart ? { startAt: new Date(Date.now() + opts.intervalSeconds * 1000) } : {}),
+    },
     () => runOnce(),
   );
-  if (opts.runAtStart !== false) void runOnce();
+  if (runAtStart) void runOnce();
   return {
     runNow: runOnce,
     nextRunAt: () => job.nextRun()?.getTime() ?? null,
