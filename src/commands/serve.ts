@@ -6,8 +6,9 @@ import { Limits } from '../limits/index.ts';
 import { startScanLoop } from '../jobs/scan-loop.ts';
 import { errorText } from '../log.ts';
 import { checkHealth } from '../modules/health/service.ts';
-import { sqliteWindowLoader } from '../read-model/load-window.ts';
+import { sqliteWindowSource } from '../read-model/load-window.ts';
 import { ReadModel } from '../read-model/read-model.ts';
+import { yieldToLoop } from '../scanner/pool.ts';
 import { StreamHub } from '../modules/stream/service.ts';
 import { ChangeFeed } from '../stream/feed.ts';
 import { RELEASE } from '../release.ts';
@@ -33,7 +34,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (restored > 0) logger.info('restored rate windows', { buckets: restored });
   limits.start();
 
-  const readModel = new ReadModel(sqliteWindowLoader(main.db), clock, config.scanIntervalSeconds);
+  const readModel = new ReadModel(sqliteWindowSource(main.sqlite), clock, config.scanIntervalSeconds);
   const feed = new ChangeFeed(main.sqlite);
   const streams = new StreamHub(feed);
   const startedAt = clock();
@@ -66,17 +67,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
     logger,
     scan: async () => {
       await scanAndPurge({ writer, sources, config, logger, clock, signal: abort.signal });
-      readModel.refresh();
+      await readModel.refreshAsync(yieldToLoop);
       feed.poll();
     },
   });
   const windowTimer = setInterval(() => {
     if (!loop?.isBusy() && clock() - readModel.builtAt >= WINDOW_REFRESH_MS) {
-      try {
-        readModel.refresh();
-      } catch (err) {
-        logger.error('read model refresh failed', { error: errorText(err) });
-      }
+      readModel.refreshAsync(yieldToLoop).catch((err) => logger.error('read model refresh failed', { error: errorText(err) }));
     }
   }, 10_000);
 

@@ -5,6 +5,8 @@ import type { PreparedPage } from '../read-model/read-model.ts';
 import { renderList } from '../read-model/render.ts';
 import { queryHistory, type HistoryQuery } from './history.ts';
 
+const encoder = new TextEncoder();
+
 export interface HistoryPageContext {
   path: string;
   params: URLSearchParams;
@@ -21,7 +23,8 @@ export function historyPage(db: Database, q: HistoryQuery, ctx: HistoryPageConte
   const { body, contentType } = renderList({
     events: page.rows.map((row) => {
       const ev = toApiEvent(row);
-      return { json: JSON.stringify(ev), feature: () => JSON.stringify(toFeature(ev)) };
+      const feature = toFeature(ev) as { geometry: object };
+      return { id: ev.id, json: encoder.encode(JSON.stringify(ev)), geometry: JSON.stringify(feature.geometry) };
     }),
     limit: q.limit,
     total: page.total,

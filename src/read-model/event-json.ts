@@ -3,8 +3,11 @@ import type { TrafficEvent } from '../domain/event.ts';
 import type { EventRow } from '../db/schema/index.ts';
 import { provinceByPlate } from '../provinces/index.ts';
 
+/** The stored fields an Event is made of (the scanner's bookkeeping columns are not). */
+export type ServedRow = Omit<EventRow, 'cells' | 'missedScans' | 'rev'>;
+
 /** A stored row as the API serves it (CONTRACT §2). Used by the read model and the outbox alike. */
-export function toApiEvent(row: EventRow): TrafficEvent {
+export function toApiEvent(row: ServedRow): TrafficEvent {
   const p = provinceByPlate(row.plate);
   return {
     id: row.id,

@@ -1,38 +1,47 @@
 import { iso, type Clock } from '../clock.ts';
-import { type EventType, type Severity, type TrafficEvent, type CityRef } from '../domain/event.ts';
-import type { EventRow } from '../db/schema/index.ts';
+import type { CityRef, EventType, Severity } from '../domain/event.ts';
 import { provinceByPlate } from '../provinces/index.ts';
-import { toApiEvent, toFeature } from './event-json.ts';
+import { toApiEvent } from './event-json.ts';
+import type { EventHead, WindowSource } from './load-window.ts';
 import { PreparedBody } from './prepared-body.ts';
-import { renderList } from './render.ts';
 import { haversineKm, type ListQuery } from './query.ts';
+import { renderList } from './render.ts';
 
 export const WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Rows read per step of a rebuild; each step is a few milliseconds of main-thread work. */
+const HEAD_CHUNK = 1000;
+const ROW_CHUNK = 250;
+const COPY_CHUNK = 5000;
+/** Cached pages are bounded by count and by bytes, whatever the queries. */
 const PAGE_CACHE_MAX = 512;
+const PAGE_CACHE_BYTES = 24 * 1024 * 1024;
 
-/** What the read model needs from storage, for one rebuild. */
-export interface WindowData {
-  /** Events active and seen since `since`, and events cleared since `since`. */
-  rows: EventRow[];
-  /** Finish time of the last successful scan; null before the first. */
-  dataUpdatedAt: number | null;
-}
+const LAST_SEEN_KEY = '"last_seen_at":"';
+/** `iso()` always writes `YYYY-MM-DDTHH:MM:SSZ`: 20 ASCII bytes, so it can be patched in place. */
+const ISO_LENGTH = 20;
 
-export type LoadWindow = (since: number) => WindowData;
-
+/**
+ * One event of the snapshot. Its serialized JSON lives in the snapshot's byte arena at
+ * `off`/`len`; `ls` is where its last_seen_at timestamp starts inside those bytes.
+ */
 interface Entry {
-  ev: TrafficEvent;
-  json: string;
-  feature: string | undefined;
   id: string;
+  rev: number;
   reported: number;
   updated: number;
+  lastSeen: number;
+  firstSeen: number;
   plate: number;
   type: EventType;
   severity: Severity;
   active: boolean;
   lat: number;
   lon: number;
+  off: number;
+  len: number;
+  ls: number;
+  /** GeoJSON geometry of the Feature form: the event's line, else null (its point is used). */
+  geometry: string | null;
 }
 
 export type TypeCounts = Record<EventType, number>;
@@ -54,6 +63,7 @@ interface Snapshot {
   dataUpdatedAt: number | null;
   /** Active and recently cleared, newest `reported_at` first, ties by id. */
   entries: Entry[];
+  arena: Uint8Array;
   activeCount: number;
   stats: Omit<StatsBody, 'top_cities'> & { cities: StatsBody['top_cities'] };
 }
@@ -78,21 +88,47 @@ function zeroTypes(): TypeCounts {
   return { accident: 0, jam: 0, hazard: 0, road_closure: 0 };
 }
 
+const encoder = new TextEncoder();
+
+const EMPTY: Snapshot = {
+  version: -1,
+  builtAt: 0,
+  dataUpdatedAt: null,
+  entries: [],
+  arena: new Uint8Array(0),
+  activeCount: 0,
+  stats: {
+    generated_at: iso(0),
+    data_updated_at: null,
+    window_hours: 24,
+    total: 0,
+    by_type: zeroTypes(),
+    by_severity: { minor: 0, moderate: 0, major: 0, unknown: 0 },
+    cities: [],
+    last_24h: { created: 0, cleared: 0 },
+  },
+};
+
 /**
- * The 24-hour picture the list and stats endpoints serve, rebuilt from SQLite when the data
- * changes (after each scan commit) instead of queried per request. Pages are serialized once
- * per snapshot and kept as prepared bodies.
+ * The 24-hour picture the list and stats endpoints serve, rebuilt from SQLite after each scan
+ * commit instead of queried per request. A rebuild re-serializes only the events whose `rev`
+ * moved; an event that was merely seen again keeps its bytes with last_seen_at patched in place.
+ * The JSON of all events lives in one UTF-8 arena per snapshot (a JS string per event would be
+ * UTF-16 for any Turkish letter, and an object per event dominated the heap). Pages are built
+ * once per snapshot and kept as prepared bodies, within a byte budget.
  */
 export class ReadModel {
-  private snap: Snapshot;
+  private snap: Snapshot = EMPTY;
   private pages = new Map<string, PreparedPage>();
+  private pageBytes = 0;
+  private rebuilding: Promise<void> | null = null;
 
   constructor(
-    private readonly load: LoadWindow,
+    private readonly source: WindowSource,
     private readonly clock: Clock,
     readonly updateIntervalSeconds: number,
   ) {
-    this.snap = this.build(0);
+    this.refresh();
   }
 
   get version(): number {
@@ -112,81 +148,105 @@ export class ReadModel {
     return this.snap.stats.last_24h;
   }
 
-  /** Rebuilds from storage. Cheap enough to run after every scan and once a minute. */
+  /** Rebuilds in one go (start-up, tests). */
   refresh(): void {
-    const next = this.build(this.snap.version + 1);
-    this.snap = next;
-    this.pages = new Map();
+    const steps = this.build();
+    let r = steps.next();
+    while (!r.done) r = steps.next();
+    this.install(r.value);
   }
 
-  private build(version: number): Snapshot {
+  /**
+   * Rebuilds in steps of a few milliseconds, giving the event loop a turn between them; requests
+   * keep being served from the previous snapshot until the new one is swapped in whole.
+   */
+  refreshAsync(pause: () => Promise<void>): Promise<void> {
+    this.rebuilding ??= (async () => {
+      try {
+        const steps = this.build();
+        let r = steps.next();
+        while (!r.done) {
+          await pause();
+          r = steps.next();
+        }
+        this.install(r.value);
+      } finally {
+        this.rebuilding = null;
+      }
+    })();
+    return this.rebuilding;
+  }
+
+  private install(next: Snapshot): void {
+    this.snap = next;
+    this.pages = new Map();
+    this.pageBytes = 0;
+  }
+
+  private *build(): Generator<void, Snapshot, void> {
+    const prev = this.snap;
+    // Built per rebuild rather than kept: a Map of 50k entries would live as long as the snapshot.
+    const prevById = new Map<string, Entry>();
+    for (const e of prev.entries) prevById.set(e.id, e);
     const now = this.clock();
     const since = now - WINDOW_MS;
-    const { rows, dataUpdatedAt } = this.load(since);
+    const dataUpdatedAt = this.source.dataUpdatedAt();
     const entries: Entry[] = [];
-    const byType = zeroTypes();
-    const bySeverity: Record<Severity, number> = { minor: 0, moderate: 0, major: 0, unknown: 0 };
-    const perCity = new Map<number, { count: number; by_type: TypeCounts }>();
-    let created = 0;
-    let cleared = 0;
-    let active = 0;
-    for (const row of rows) {
-      const isActive = row.status === 'active' && row.lastSeenAt >= since;
-      const isRecentlyCleared = row.status === 'cleared' && row.clearedAt !== null && row.clearedAt >= since;
-      if (!isActive && !isRecentlyCleared) continue;
-      if (row.firstSeenAt >= since) created++;
-      if (isRecentlyCleared) cleared++;
-      const ev = toApiEvent(row);
-      entries.push({
-        ev,
-        json: JSON.stringify(ev),
-        feature: undefined,
-        id: row.id,
-        reported: row.reportedAt,
-        // updated_since must include events cleared since then (CONTRACT §2) even if the writer
-        // left updated_at at the last field change.
-        updated: Math.max(row.updatedAt, row.clearedAt ?? row.updatedAt),
-        plate: row.plate,
-        type: row.type,
-        severity: row.severity,
-        active: isActive,
-        lat: row.lat,
-        lon: row.lon,
-      });
-      if (!isActive) continue;
-      active++;
-      byType[row.type]++;
-      bySeverity[row.severity]++;
-      let c = perCity.get(row.plate);
-      if (c === undefined) perCity.set(row.plate, (c = { count: 0, by_type: zeroTypes() }));
-      c.count++;
-      c.by_type[row.type]++;
+    // Bytes for each entry: reused from the previous arena, or freshly serialized.
+    const fresh = new Map<Entry, Uint8Array>();
+    const reuse = new Map<Entry, Entry>();
+    const stale: string[] = [];
+    const pendingById = new Map<string, { head: EventHead; active: boolean }>();
+    for (const chunk of this.source.heads(since, HEAD_CHUNK)) {
+      for (const h of chunk) {
+        const active = h.status === 'active' && h.lastSeenAt >= since;
+        if (!active && !(h.status === 'cleared' && h.clearedAt !== null && h.clearedAt >= since)) continue;
+        const old = prevById.get(h.id);
+        if (old !== undefined && old.rev === h.rev) {
+          const e = entryOf(h, active, old.len, old.ls, old.geometry);
+          entries.push(e);
+          reuse.set(e, old);
+        } else {
+          stale.push(h.id);
+          pendingById.set(h.id, { head: h, active });
+        }
+      }
+      yield;
     }
+    for (let i = 0; i < stale.length; i += ROW_CHUNK) {
+      for (const row of this.source.rows(stale.slice(i, i + ROW_CHUNK))) {
+        const pending = pendingById.get(row.id);
+        if (pending === undefined) continue;
+        const ev = toApiEvent(row);
+        const json = JSON.stringify(ev);
+        const at = json.indexOf(LAST_SEEN_KEY) + LAST_SEEN_KEY.length;
+        const bytes = encoder.encode(json);
+        const ls = Buffer.byteLength(json.slice(0, at));
+        // The row may have moved since its head was read (a scan in between): trust the row.
+        const e = entryOf({ ...pending.head, rev: row.rev, lastSeenAt: row.lastSeenAt }, pending.active, bytes.byteLength, ls, ev.geometry === null ? null : JSON.stringify(ev.geometry));
+        entries.push(e);
+        fresh.set(e, bytes);
+      }
+      yield;
+    }
+
     entries.sort((a, b) => b.reported - a.reported || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const cities = [...perCity.entries()]
-      .map(([plate, c]) => ({ plate, ...c }))
-      .sort((a, b) => b.count - a.count || a.plate - b.plate)
-      .flatMap((c) => {
-        const p = provinceByPlate(c.plate);
-        return p ? [{ city: { slug: p.slug, name: p.name, plate: p.plate }, count: c.count, by_type: c.by_type }] : [];
-      });
-    return {
-      version,
-      builtAt: now,
-      dataUpdatedAt,
-      entries,
-      activeCount: active,
-      stats: {
-        generated_at: iso(now),
-        data_updated_at: dataUpdatedAt === null ? null : iso(dataUpdatedAt),
-        window_hours: 24,
-        total: active,
-        by_type: byType,
-        by_severity: bySeverity,
-        cities,
-        last_24h: { created, cleared },
-      },
-    };
+    let size = 0;
+    for (const e of entries) {
+      e.off = size;
+      size += e.len;
+    }
+    const arena = new Uint8Array(size);
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      const old = reuse.get(e);
+      if (old !== undefined) {
+        arena.set(prev.arena.subarray(old.off, old.off + old.len), e.off);
+        if (e.lastSeen !== old.lastSeen) encoder.encodeInto(iso(e.lastSeen), arena.subarray(e.off + e.ls, e.off + e.ls + ISO_LENGTH));
+      } else arena.set(fresh.get(e)!, e.off);
+      if (i % COPY_CHUNK === COPY_CHUNK - 1) yield;
+    }
+    return summarize(this.snap.version + 1, now, since, dataUpdatedAt, entries, arena);
   }
 
   private lastModified(): number {
@@ -197,32 +257,33 @@ export class ReadModel {
     const hit = this.pages.get(key);
     if (hit !== undefined) return hit;
     const page = make();
-    if (this.pages.size >= PAGE_CACHE_MAX) {
-      // Maps iterate in insertion order: dropping the oldest keeps the hot default pages, which
-      // are requested (and so re-inserted) first after every rebuild.
-      const oldest = this.pages.keys().next().value;
-      if (oldest !== undefined) this.pages.delete(oldest);
+    // Maps iterate in insertion order: dropping the oldest keeps the hot default pages, which are
+    // requested (and so re-inserted) first after every rebuild.
+    while (this.pages.size > 0 && (this.pages.size >= PAGE_CACHE_MAX || this.pageBytes + page.body.size > PAGE_CACHE_BYTES)) {
+      const [oldestKey, oldest] = this.pages.entries().next().value!;
+      this.pages.delete(oldestKey);
+      this.pageBytes -= oldest.body.size;
     }
     this.pages.set(key, page);
+    this.pageBytes += page.body.size;
     return page;
   }
 
   statsPage(top: number): PreparedPage {
     return this.cached(`stats|${top}`, () => {
       const { cities, ...rest } = this.snap.stats;
-      const body: StatsBody = { ...rest, top_cities: cities.slice(0, top) };
-      // Keep the contract's key order: top_cities before last_24h.
-      const ordered = {
-        generated_at: body.generated_at,
-        data_updated_at: body.data_updated_at,
-        window_hours: body.window_hours,
-        total: body.total,
-        by_type: body.by_type,
-        by_severity: body.by_severity,
-        top_cities: body.top_cities,
-        last_24h: body.last_24h,
+      // The contract's key order: top_cities before last_24h.
+      const body: StatsBody = {
+        generated_at: rest.generated_at,
+        data_updated_at: rest.data_updated_at,
+        window_hours: rest.window_hours,
+        total: rest.total,
+        by_type: rest.by_type,
+        by_severity: rest.by_severity,
+        top_cities: cities.slice(0, top),
+        last_24h: rest.last_24h,
       };
-      return { body: new PreparedBody(JSON.stringify(ordered)), lastModified: this.lastModified(), contentType: 'application/json; charset=utf-8' };
+      return { body: new PreparedBody(JSON.stringify(body)), lastModified: this.lastModified(), contentType: 'application/json; charset=utf-8' };
     });
   }
 
@@ -235,7 +296,8 @@ export class ReadModel {
   private buildList(req: PageRequest, sortedParams: [string, string][]): PreparedPage {
     const q = req.query;
     const match = matcher(q);
-    const entries = this.snap.entries;
+    const snap = this.snap;
+    const entries = snap.entries;
     let start = 0;
     if (q.cursor !== null) {
       const c = q.cursor;
@@ -264,7 +326,11 @@ export class ReadModel {
     }
     const last = page[page.length - 1];
     const { body, contentType } = renderList({
-      events: page.map((e) => ({ json: e.json, feature: () => (e.feature ??= JSON.stringify(toFeature(e.ev))) })),
+      events: page.map((e) => ({
+        id: e.id,
+        json: snap.arena.subarray(e.off, e.off + e.len),
+        geometry: e.geometry ?? `{"type":"Point","coordinates":[${e.lon},${e.lat}]}`,
+      })),
       limit: q.limit,
       total,
       next: hasMore && last !== undefined ? { reportedAt: last.reported, id: last.id } : null,
@@ -272,12 +338,86 @@ export class ReadModel {
       path: req.path,
       sortedParams,
       city: req.city,
-      generatedAt: this.snap.builtAt,
-      dataUpdatedAt: this.snap.dataUpdatedAt,
+      generatedAt: snap.builtAt,
+      dataUpdatedAt: snap.dataUpdatedAt,
       updateIntervalSeconds: this.updateIntervalSeconds,
     });
     return { body, lastModified: this.lastModified(), contentType };
   }
+}
+
+// SQLite hands back a new string per row; 50k copies of 'accident' are worth folding.
+const TYPES: Record<string, EventType> = { accident: 'accident', jam: 'jam', hazard: 'hazard', road_closure: 'road_closure' };
+const SEVERITIES: Record<string, Severity> = { minor: 'minor', moderate: 'moderate', major: 'major', unknown: 'unknown' };
+
+function entryOf(h: EventHead, active: boolean, len: number, ls: number, geometry: string | null): Entry {
+  return {
+    id: h.id,
+    rev: h.rev,
+    reported: h.reportedAt,
+    // updated_since must include events cleared since then (CONTRACT §2) even if a writer left
+    // updated_at at the last field change.
+    updated: Math.max(h.updatedAt, h.clearedAt ?? h.updatedAt),
+    lastSeen: h.lastSeenAt,
+    firstSeen: h.firstSeenAt,
+    plate: h.plate,
+    type: TYPES[h.type] ?? h.type,
+    severity: SEVERITIES[h.severity] ?? h.severity,
+    active,
+    lat: h.lat,
+    lon: h.lon,
+    off: 0,
+    len,
+    ls,
+    geometry,
+  };
+}
+
+function summarize(version: number, now: number, since: number, dataUpdatedAt: number | null, entries: Entry[], arena: Uint8Array): Snapshot {
+  const byType = zeroTypes();
+  const bySeverity: Record<Severity, number> = { minor: 0, moderate: 0, major: 0, unknown: 0 };
+  const perCity = new Map<number, { count: number; by_type: TypeCounts }>();
+  let active = 0;
+  let cleared = 0;
+  let created = 0;
+  for (const e of entries) {
+    if (e.firstSeen >= since) created++;
+    if (!e.active) {
+      cleared++;
+      continue;
+    }
+    active++;
+    byType[e.type]++;
+    bySeverity[e.severity]++;
+    let c = perCity.get(e.plate);
+    if (c === undefined) perCity.set(e.plate, (c = { count: 0, by_type: zeroTypes() }));
+    c.count++;
+    c.by_type[e.type]++;
+  }
+  const cities = [...perCity.entries()]
+    .sort(([pa, a], [pb, b]) => b.count - a.count || pa - pb)
+    .flatMap(([plate, c]) => {
+      const p = provinceByPlate(plate);
+      return p ? [{ city: { slug: p.slug, name: p.name, plate: p.plate }, count: c.count, by_type: c.by_type }] : [];
+    });
+  return {
+    version,
+    builtAt: now,
+    dataUpdatedAt,
+    entries,
+    arena,
+    activeCount: active,
+    stats: {
+      generated_at: iso(now),
+      data_updated_at: dataUpdatedAt === null ? null : iso(dataUpdatedAt),
+      window_hours: 24,
+      total: active,
+      by_type: byType,
+      by_severity: bySeverity,
+      cities,
+      last_24h: { created, cleared },
+    },
+  };
 }
 
 function matcher(q: ListQuery): (e: Entry) => boolean {
@@ -292,4 +432,3 @@ function matcher(q: ListQuery): (e: Entry) => boolean {
     return true;
   };
 }
-

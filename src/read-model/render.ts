@@ -3,10 +3,12 @@ import type { CityRef } from '../domain/event.ts';
 import { PreparedBody } from './prepared-body.ts';
 import { encodeCursor, type Cursor } from './query.ts';
 
-/** One event ready to place in a page: its JSON, and its GeoJSON Feature made on demand. */
+/** One event ready to place in a page: its JSON bytes, and what its GeoJSON Feature needs. */
 export interface RenderableEvent {
-  json: string;
-  feature(): string;
+  id: string;
+  json: Uint8Array;
+  /** GeoJSON geometry JSON of the Feature form (the event's line, or its point). */
+  geometry: string;
 }
 
 export interface HistoryMeta {
@@ -32,7 +34,14 @@ export interface ListRender {
   history?: HistoryMeta;
 }
 
-/** The list envelope (CONTRACT §2) or its GeoJSON FeatureCollection form, serialized once. */
+const encoder = new TextEncoder();
+const COMMA = encoder.encode(',');
+const CLOSE = encoder.encode('}');
+
+/**
+ * The list envelope (CONTRACT §2) or its GeoJSON FeatureCollection form, assembled once from the
+ * events' ready UTF-8 bytes: nothing is parsed or re-serialized.
+ */
 export function renderList(r: ListRender): { body: PreparedBody; contentType: string } {
   const nextCursor = r.next === null ? null : encodeCursor(r.next);
   let next: string | null = null;
@@ -52,11 +61,22 @@ export function renderList(r: ListRender): { body: PreparedBody; contentType: st
     city: r.city,
     ...(r.history ? { history: { status: r.history.status, from: iso(r.history.from), to: iso(r.history.to) } } : {}),
   });
-  let text: string;
-  if (r.format === 'geojson') {
-    text = `{"type":"FeatureCollection","features":[${r.events.map((e) => e.feature()).join(',')}],"pagination":${pagination},"meta":${meta}}`;
-  } else {
-    text = `{"data":[${r.events.map((e) => e.json).join(',')}],"pagination":${pagination},"meta":${meta}}`;
+  const geo = r.format === 'geojson';
+  const parts: Uint8Array[] = [encoder.encode(geo ? '{"type":"FeatureCollection","features":[' : '{"data":[')];
+  r.events.forEach((e, i) => {
+    if (i > 0) parts.push(COMMA);
+    if (geo) {
+      parts.push(encoder.encode(`{"type":"Feature","id":${JSON.stringify(e.id)},"geometry":${e.geometry},"properties":`), e.json, CLOSE);
+    } else parts.push(e.json);
+  });
+  parts.push(encoder.encode(`],"pagination":${pagination},"meta":${meta}}`));
+  let size = 0;
+  for (const p of parts) size += p.byteLength;
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.byteLength;
   }
-  return { body: new PreparedBody(text), contentType: r.format === 'geojson' ? 'application/geo+json; charset=utf-8' : 'application/json; charset=utf-8' };
+  return { body: new PreparedBody(bytes), contentType: geo ? 'application/geo+json; charset=utf-8' : 'application/json; charset=utf-8' };
 }

@@ -97,6 +97,7 @@ interface RawEventRow {
   cleared_at: number | null;
   cells: string;
   missed_scans: number;
+  rev: number;
 }
 
 function fromRaw(r: RawEventRow): EventRow {
@@ -124,6 +125,7 @@ function fromRaw(r: RawEventRow): EventRow {
     clearedAt: r.cleared_at,
     cells: r.cells,
     missedScans: r.missed_scans,
+    rev: r.rev,
   };
 }
 
@@ -216,8 +218,8 @@ export async function runScan(deps: ScannerDeps): Promise<ScanSummary> {
   let cleared = 0;
   try {
     writer.exec('BEGIN IMMEDIATE');
-    const selectActive = writer.query<RawEventRow, []>(`SELECT ${EVENT_COLUMNS} FROM events WHERE status = 'active'`);
-    const selectOne = writer.query<RawEventRow, [string]>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`);
+    const selectActive = writer.query<RawEventRow, []>(`SELECT ${EVENT_COLUMNS}, rev FROM events WHERE status = 'active'`);
+    const selectOne = writer.query<RawEventRow, [string]>(`SELECT ${EVENT_COLUMNS}, rev FROM events WHERE id = ?`);
     const existing = new Map<string, EventRow>();
     // Read back in chunks too: 20,000 active rows (JSON columns parsed) took ~40 ms in one go.
     // Pausing mid-iteration is safe: nothing else uses this connection, and the transaction
@@ -241,11 +243,15 @@ export async function runScan(deps: ScannerDeps): Promise<ScanSummary> {
       `INSERT INTO events (${EVENT_COLUMNS}) VALUES ($id, $source_name, $source_id, $type, $subtype, $severity, $status, $plate, $district, $lat, $lon, $geometry, $road, $description, $jam, $confidence, $reported_at, $first_seen_at, $last_seen_at, $updated_at, $cleared_at, $cells, $missed_scans)`,
     );
     const update = writer.prepare(
-      `UPDATE events SET type=$type, subtype=$subtype, severity=$severity, status=$status, plate=$plate, district=$district, lat=$lat, lon=$lon, geometry=$geometry, road=$road, description=$description, jam=$jam, confidence=$confidence, reported_at=$reported_at, last_seen_at=$last_seen_at, updated_at=$updated_at, cleared_at=$cleared_at, cells=$cells, missed_scans=$missed_scans WHERE id=$id`,
+      `UPDATE events SET rev=rev+1, type=$type, subtype=$subtype, severity=$severity, status=$status, plate=$plate, district=$district, lat=$lat, lon=$lon, geometry=$geometry, road=$road, description=$description, jam=$jam, confidence=$confidence, reported_at=$reported_at, last_seen_at=$last_seen_at, updated_at=$updated_at, cleared_at=$cleared_at, cells=$cells, missed_scans=$missed_scans WHERE id=$id`,
     );
-    const touch = writer.prepare('UPDATE events SET last_seen_at=?, missed_scans=0, cells=?, plate=?, district=?, lat=?, lon=?, confidence=? WHERE id=?');
+    // Seen again: only last_seen_at moves for clients, unless a silent field (point, confidence…)
+    // moved too — then `rev` tells the read model to re-serialize the event.
+    const touch = writer.prepare(
+      'UPDATE events SET rev = rev + (plate IS NOT ?3 OR district IS NOT ?4 OR lat IS NOT ?5 OR lon IS NOT ?6 OR confidence IS NOT ?7), last_seen_at=?1, missed_scans=0, cells=?2, plate=?3, district=?4, lat=?5, lon=?6, confidence=?7 WHERE id=?8',
+    );
     const miss = writer.prepare('UPDATE events SET missed_scans=? WHERE id=?');
-    const clear = writer.prepare("UPDATE events SET status='cleared', cleared_at=?, updated_at=?, missed_scans=? WHERE id=?");
+    const clear = writer.prepare("UPDATE events SET rev=rev+1, status='cleared', cleared_at=?, updated_at=?, missed_scans=? WHERE id=?");
     const outbox = writer.prepare('INSERT INTO event_changes (event_id, change, at, scan_id, payload) VALUES (?, ?, ?, ?, ?)');
 
     const changes: Change[] = [];
@@ -308,6 +314,7 @@ export async function runScan(deps: ScannerDeps): Promise<ScanSummary> {
           clearedAt: null,
           cells,
           missedScans: 0,
+          rev: 0,
         };
         insert.run(params(row));
         changes.push({ eventId: id, change: 'created', row });

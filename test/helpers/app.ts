@@ -5,7 +5,7 @@ import type { Clock } from '../../src/clock.ts';
 import { silentLogger } from '../../src/log.ts';
 import { checkHealth, type ScanLoopView } from '../../src/modules/health/service.ts';
 import { ReadModel } from '../../src/read-model/read-model.ts';
-import { sqliteWindowLoader } from '../../src/read-model/load-window.ts';
+import { sqliteWindowSource } from '../../src/read-model/load-window.ts';
 import { tempDb, type TempDb } from './db.ts';
 
 export interface TestApp {
@@ -28,7 +28,7 @@ export async function testApp(opts: { now?: number; historyDays?: number; gate?:
   const db = tempDb();
   const clockState = { now: opts.now ?? Date.parse('2026-11-21T10:00:00Z') };
   const clock: Clock = () => clockState.now;
-  const readModel = new ReadModel(sqliteWindowLoader(db.db), clock, 90);
+  const readModel = new ReadModel(sqliteWindowSource(db.sqlite), clock, 90);
   const loop: ScanLoopView = { sources: ['waze'], intervalSeconds: 90, nextScanAt: () => null, sourceStatuses: () => [] };
   const startedAt = clockState.now;
   const feed = new ChangeFeed(db.sqlite);

@@ -30,6 +30,11 @@ export const events = sqliteTable(
     cells: text('cells').notNull().default(''),
     /** Consecutive successful scans of its cells that did not see it; 2 clears it. */
     missedScans: integer('missed_scans').notNull().default(0),
+    /**
+     * Bumped by every write that changes what the API serves, except `last_seen_at` alone, so the
+     * read model re-serializes only the events that changed (being seen again is the common case).
+     */
+    rev: integer('rev').notNull().default(0),
   },
   (t) => [
     uniqueIndex('events_source_idx').on(t.sourceName, t.sourceId),

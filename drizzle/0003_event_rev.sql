@@ -1,0 +1,1 @@
+ALTER TABLE `events` ADD `rev` integer DEFAULT 0 NOT NULL;
