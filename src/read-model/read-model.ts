@@ -122,6 +122,7 @@ export class ReadModel {
   private pages = new Map<string, PreparedPage>();
   private pageBytes = 0;
   private rebuilding: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
 
   constructor(
     private readonly source: WindowSource,
@@ -161,7 +162,16 @@ export class ReadModel {
    * keep being served from the previous snapshot until the new one is swapped in whole.
    */
   refreshAsync(pause: () => Promise<void>): Promise<void> {
-    this.rebuilding ??= (async () => {
+    // A rebuild already under way may have read the data before the change the caller knows
+    // about: queue exactly one more after it, shared by everyone who asks meanwhile.
+    if (this.rebuilding !== null) {
+      this.queued ??= this.rebuilding.then(() => {
+        this.queued = null;
+        return this.refreshAsync(pause);
+      });
+      return this.queued;
+    }
+    this.rebuilding = (async () => {
       try {
         const steps = this.build();
         let r = steps.next();

@@ -77,3 +77,19 @@ test('pages serve whole snapshots: the 24-hour view agrees with a from-scratch r
   expect(await list(rm)).toEqual(await list(fresh));
   expect(rm.activeCount).toBe(fresh.activeCount);
 });
+
+test('a refresh asked for while another is under way runs again after it, so it sees the newer data', async () => {
+  items = [item('a')];
+  await scan();
+  const rm = new ReadModel(sqliteWindowSource(t.sqlite), clock, 90);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const slow = rm.refreshAsync(() => gate);
+  items = [item('a'), item('b')];
+  now += 90_000;
+  await scan();
+  const after = rm.refreshAsync(async () => {});
+  release();
+  await Promise.all([slow, after]);
+  expect(Object.keys(await list(rm)).sort()).toEqual(['a', 'b']);
+});
