@@ -12,6 +12,10 @@ Usage:
                                  Create an API key; prints its id and the key (shown once)
   trafik keys list [--json]      List keys (id, prefix, plan, status, created, last used, name)
   trafik keys revoke ID [--json] Revoke a key; a running server refuses it within 2 s
+  trafik webhooks add --key KEY_ID --url URL [--types …] [--cities …] [--json]
+                                 Subscribe an Enterprise key; prints its id and the secret (shown once)
+  trafik webhooks list [--key KEY_ID] | remove ID | test ID  [--json]
+                                 List with delivery stats, remove, or send a signed test message
   trafik --help | --version
 
 Configuration is read from the environment (see README): PORT, HOST, DATABASE_PATH, SOURCES,
@@ -26,6 +30,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./commands/serve.ts')).serveCommand,
   scan: async () => (await import('./commands/scan.ts')).scanCommand,
   keys: async () => (await import('./commands/keys.ts')).keysCommand,
+  webhooks: async () => (await import('./commands/webhooks.ts')).webhooksCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
