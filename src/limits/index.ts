@@ -8,6 +8,7 @@
  */
 import type { Database } from 'bun:sqlite';
 import type { Clock } from '../clock.ts';
+import { isBusy } from '../db/client.ts';
 import { KeyResolver } from '../keys/resolver.ts';
 import { KeyStore } from '../keys/store.ts';
 import { errorText, type Logger } from '../log.ts';
@@ -15,7 +16,7 @@ import { ClientIpResolver } from './client-ip.ts';
 import type { MonthPeriod } from './istanbul-month.ts';
 import { MonthlyQuota } from './quota.ts';
 import { SlidingWindowLimiter } from './sliding-window.ts';
-import { isBusyError, LimitsStore } from './store.ts';
+import { LimitsStore } from './store.ts';
 
 export const FLUSH_INTERVAL_MS = 1_000;
 
@@ -96,7 +97,7 @@ export class Limits {
       } catch (err) {
         this.keys.restoreUsed(uses);
         result.ok = false;
-        result.busy = isBusyError(err);
+        result.busy = isBusy(err);
         if (!result.busy) this.logger.error('quota write-behind failed; will retry', { error: errorText(err), pending: deltas.length });
         else if (this.busySince === null) this.busySince = now;
         else if (now - this.busySince >= 30_000) {

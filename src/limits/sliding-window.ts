@@ -79,9 +79,8 @@ export class SlidingWindowLimiter {
     this.end = start + this.windowMs;
   }
 
-  private weighted(bucket: string, now: number): number {
-    const p = this.prev.get(bucket);
-    const c = this.cur.get(bucket) ?? 0;
+  /** Requests counted for a bucket in the window ending at `now`: current + rounded-up weighted previous. */
+  private weighted(c: number, p: number | undefined, now: number): number {
     if (p === undefined) return c;
     const elapsed = now - this.start;
     const w = this.windowMs;
@@ -95,11 +94,13 @@ export class SlidingWindowLimiter {
   hit(bucket: string, now: number): number {
     if (now >= this.end) this.advance(now);
     let c = this.cur.get(bucket);
-    if (c === undefined && this.cur.size >= this.maxBuckets && !this.prev.has(bucket)) {
+    let p = this.prev.size === 0 ? undefined : this.prev.get(bucket);
+    if (c === undefined && p === undefined && this.cur.size >= this.maxBuckets) {
       bucket = OVERFLOW_BUCKET;
       c = this.cur.get(bucket);
+      p = this.prev.get(bucket);
     }
-    const used = this.weighted(bucket, now);
+    const used = this.weighted(c ?? 0, p, now);
     if (used >= this.limit) return -1;
     this.cur.set(bucket, (c ?? 0) + 1);
     return this.limit - used - 1;
@@ -108,7 +109,7 @@ export class SlidingWindowLimiter {
   /** What `bucket` has left, without counting anything. */
   peek(bucket: string, now: number): number {
     if (now >= this.end) this.advance(now);
-    return Math.max(0, this.limit - this.weighted(bucket, now));
+    return Math.max(0, this.limit - this.weighted(this.cur.get(bucket) ?? 0, this.prev.get(bucket), now));
   }
 
   /** Every bucket with a count in the current or previous window, for saving at a graceful stop. */

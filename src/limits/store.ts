@@ -12,13 +12,6 @@ import type { Database, Statement } from 'bun:sqlite';
 import type { QuotaDelta } from './quota.ts';
 import type { WindowRow } from './sliding-window.ts';
 
-export function isBusyError(err: unknown): boolean {
-  if (err === null || typeof err !== 'object') return false;
-  const code = (err as { code?: unknown }).code;
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY'))) return true;
-  return err instanceof Error && /database is locked|database table is locked/.test(err.message);
-}
-
 export class LimitsStore {
   private readonly loadStmt: Statement<{ count: number }, [string, string]>;
   private readonly upsertStmt: Statement<unknown, [string, string, number, number]>;

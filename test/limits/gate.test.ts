@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { Elysia } from 'elysia';
 import { accessContext, isQuotaPath, limitsGate, queryKeyParam, requireEnterprise } from '../../src/http/plugins/limits.ts';
 import { errorHandler } from '../../src/http/plugins/errors.ts';
+import { ApiError, problemBody } from '../../src/http/problems.ts';
 import { generateApiKey } from '../../src/keys/format.ts';
 import { KeyStore } from '../../src/keys/store.ts';
 import { Limits } from '../../src/limits/index.ts';
@@ -121,6 +122,31 @@ describe('per-IP sliding window', () => {
     expect((await t.from('192.0.2.9', '/api/v1/health', { headers: { 'x-forwarded-for': '198.51.100.3' } })).status).toBe(200);
     expect((await t.from('192.0.2.9', '/api/v1/health', { headers: { 'x-forwarded-for': '198.51.100.4' } })).status).toBe(429);
   });
+});
+
+test('the gate renders exactly the problem bodies problemBody would (members, order, escaping)', async () => {
+  t = await limitsApp({ rate: 1, quota: 1 });
+  await (await t.from(IP, '/api/v1/stats')).arrayBuffer();
+  const reason = 'API keys are not accepted in the query string (URLs end up in logs); send it in `Authorization: Bearer <key>` or `X-API-Key`';
+  const cases: [Response, ApiError, string][] = [
+    [await t.from(IP, '/api/v1/stats?x="q"'), new ApiError('rate_limited', 'More than 1 requests in 60 seconds from this address. Retry after 60 seconds.'), '/api/v1/stats'],
+    [
+      await t.from('192.0.2.50', '/api/v1/events?a=1&%61pi_key=x'),
+      new ApiError('invalid_parameter', `${reason}.`, { invalid_params: [{ name: '%61pi_key', reason }] }),
+      '/api/v1/events',
+    ],
+    [
+      await t.from('192.0.2.51', '/api/v1/%22q%22', { headers: { 'x-api-key': 'nope', 'x-request-id': 'client:id-1.2@x' } }),
+      new ApiError('invalid_api_key', 'The API key is unknown, malformed or revoked.'),
+      '/api/v1/%22q%22',
+    ],
+  ];
+  for (const [res, err, instance] of cases) {
+    const text = await res.text();
+    const rid = res.headers.get('x-request-id')!;
+    expect(text).toBe(JSON.stringify(problemBody(err, 'http://localhost', instance, rid)));
+  }
+  expect(cases[2]![0].headers.get('x-request-id')).toBe('client:id-1.2@x');
 });
 
 describe('API keys', () => {
