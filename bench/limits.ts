@@ -1,0 +1,190 @@
+/**
+ * The limiter's cost on the hot path, against raw Bun.serve baselines returning the same bytes:
+ *  (a) GET /api/v1/events?limit=100 on 5,000 seeded events through the real `trafik serve`
+ *      (limiter, key check, Free quota counting and its write-behind all on, default limits),
+ *      clients spread over 10,000 addresses in X-Forwarded-For from a trusted loopback proxy
+ *      (TRUST_PROXY=127.0.0.1), so nobody reaches the per-minute limit;
+ *  (b) the 429 path: one address far over its limit, every request refused.
+ * Baselines: `raw` answers the same body with only its content type (bench/lib/raw-server.ts);
+ * `raw+headers` answers the same body and the same response headers trafik sent (CONTRACT §1/§4
+ * make ~10 of them mandatory), so the report separates the limiter's cost from the headers' cost.
+ *
+ * Server pinned to CPU 0, wrk (another process) to CPU 1; warm-up, then all runs in turn for
+ * several rounds; medians. Besides req/s, each run reports the server's CPU time per request
+ * (utime+stime from /proc), which stays meaningful when other work shares the machine.
+ *   bun bench/limits.ts [--seconds 8] [--rounds 3] [--connections 64]
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { load, median, pin, waitForHttp, type LoadResult } from './lib/load.ts';
+import { seedDatabase } from './lib/seed.ts';
+
+// `bun bench/limits.ts --raw-server <port> <body-file> <status> <headers-json>`: the raw+headers
+// baseline, a fresh headers object per request as trafik builds one.
+if (process.argv[2] === '--raw-server') {
+  const [port, file, status, headersFile] = process.argv.slice(3) as [string, string, string, string];
+  const body = new Blob([await Bun.file(file).bytes()]);
+  const headers = JSON.parse(readFileSync(headersFile, 'utf8')) as Record<string, string>;
+  let n = 0;
+  Bun.serve({
+    port: Number(port),
+    hostname: '127.0.0.1',
+    routes: { '/api/v1/events': { GET: () => new Response(body, { status: Number(status), headers: { ...headers, 'x-request-id': `req_${++n}` } }) } },
+    fetch: () => new Response('not found', { status: 404 }),
+  });
+} else await main();
+
+async function main(): Promise<void> {
+  const arg = (name: string, fallback: number) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i === -1 ? fallback : Number(process.argv[i + 1]);
+  };
+  const seconds = arg('seconds', 8);
+  const rounds = arg('rounds', 3);
+  const connections = arg('connections', 64);
+  const CLIENTS = 10_000;
+  const PATH = '/api/v1/events?limit=100';
+
+  const root = join(import.meta.dir, '..');
+  const dir = mkdtempSync(join(tmpdir(), 'trafik-bench-limits-'));
+  const dbPath = join(dir, 'trafik.db');
+  seedDatabase(dbPath, 5000);
+
+  // wrk Lua: 10,000 prebuilt requests, each from another client address (10.0.0.0/16 and up).
+  const xffScript = join(dir, 'xff.lua');
+  writeFileSync(
+    xffScript,
+    `local reqs = {}
+local n = ${CLIENTS}
+local i = 0
+init = function(args)
+  for k = 0, n - 1 do
+    local ip = "10." .. (math.floor(k / 65536) % 256) .. "." .. (math.floor(k / 256) % 256) .. "." .. (k % 256)
+    reqs[k] = wrk.format("GET", "${PATH}", { ["X-Forwarded-For"] = ip })
+  end
+end
+request = function()
+  i = (i + 1) % n
+  return reqs[i]
+end
+`,
+  );
+
+  const ports = { trafik: 3711, rawPage: 3712, raw429: 3713, rawPageHeaders: 3714, raw429Headers: 3715 };
+  const trafik = Bun.spawn([...pin(0), 'bun', join(root, 'src/main.ts'), 'serve'], {
+    env: {
+      ...process.env,
+      PORT: String(ports.trafik),
+      HOST: '127.0.0.1',
+      DATABASE_PATH: dbPath,
+      SOURCES: 'replay',
+      REPLAY_DIR: dir,
+      SCAN_INTERVAL_SECONDS: '86400',
+      LOG_LEVEL: 'warn',
+      TRUST_PROXY: '127.0.0.1',
+      // Default limits: 60 per minute per address, 1,000 a month per address.
+      RATE_LIMIT_PER_MINUTE: '60',
+      FREE_MONTHLY_QUOTA: '1000',
+    },
+    stdout: 'inherit',
+    stderr: 'inherit',
+  });
+  const raws: ReturnType<typeof Bun.spawn>[] = [];
+  try {
+    const base = `http://127.0.0.1:${ports.trafik}`;
+    await waitForHttp(`${base}/api/v1/health`);
+    await Bun.sleep(500);
+
+    // Uncompressed, as wrk asks for it (it sends no Accept-Encoding).
+    const page = await fetch(`${base}${PATH}`, { headers: { 'x-forwarded-for': '192.0.2.1', 'accept-encoding': 'identity' } });
+    const pageBytes = new Uint8Array(await page.arrayBuffer());
+    const body = JSON.parse(new TextDecoder().decode(pageBytes));
+    if (page.status !== 200 || body.data.length !== 100) throw new Error(`unexpected page: ${page.status}, ${body.data?.length} items`);
+    if (page.headers.get('x-ratelimit-remaining') !== '59' || page.headers.get('x-quota-remaining') !== '999') throw new Error('limiter not on the path');
+    writeFileSync(join(dir, 'page.json'), pageBytes);
+    writeFileSync(join(dir, 'page-headers.json'), JSON.stringify(responseHeaders(page)));
+
+    // Exhaust the loopback address (no X-Forwarded-For: the proxy itself is the client).
+    let refused: Response | null = null;
+    for (let i = 0; i < 61 && refused === null; i++) {
+      const r = await fetch(`${base}${PATH}`, { headers: { 'accept-encoding': 'identity' } });
+      if (r.status === 429) refused = r;
+      else await r.arrayBuffer();
+    }
+    if (refused === null) throw new Error('no 429 after 61 requests');
+    const refusedBytes = new Uint8Array(await refused.arrayBuffer());
+    writeFileSync(join(dir, '429.json'), refusedBytes);
+    writeFileSync(join(dir, '429-headers.json'), JSON.stringify(responseHeaders(refused)));
+
+    const rawServer = join(import.meta.dir, 'lib/raw-server.ts');
+    const self = join(import.meta.dir, 'limits.ts');
+    const spawnRaw = (args: string[]) => raws.push(Bun.spawn([...pin(0), 'bun', ...args], { stdout: 'ignore', stderr: 'inherit' }));
+    spawnRaw([rawServer, String(ports.rawPage), '/api/v1/events', join(dir, 'page.json'), page.headers.get('content-type')!]);
+    spawnRaw([rawServer, String(ports.raw429), '/api/v1/events', join(dir, '429.json'), 'application/problem+json', '429']);
+    spawnRaw([self, '--raw-server', String(ports.rawPageHeaders), join(dir, 'page.json'), '200', join(dir, 'page-headers.json')]);
+    spawnRaw([self, '--raw-server', String(ports.raw429Headers), join(dir, '429.json'), '429', join(dir, '429-headers.json')]);
+    for (const p of [ports.rawPage, ports.raw429, ports.rawPageHeaders, ports.raw429Headers]) await waitForHttp(`http://127.0.0.1:${p}${PATH}`).catch(() => {});
+    await Bun.sleep(200);
+
+    const [pRaw, p429, pRawH, p429H] = raws.map((r) => r.pid) as [number, number, number, number];
+    const targets = {
+      'trafik page, 10k clients': { url: `${base}${PATH}`, script: xffScript, pid: trafik.pid },
+      'raw page': { url: `http://127.0.0.1:${ports.rawPage}${PATH}`, script: xffScript, pid: pRaw },
+      'raw+headers page': { url: `http://127.0.0.1:${ports.rawPageHeaders}${PATH}`, script: xffScript, pid: pRawH },
+      'trafik 429': { url: `${base}${PATH}`, script: undefined, pid: trafik.pid },
+      'raw 429': { url: `http://127.0.0.1:${ports.raw429}${PATH}`, script: undefined, pid: p429 },
+      'raw+headers 429': { url: `http://127.0.0.1:${ports.raw429Headers}${PATH}`, script: undefined, pid: p429H },
+    };
+    type Name = keyof typeof targets;
+    const names = Object.keys(targets) as Name[];
+    console.log(
+      `page: ${pageBytes.byteLength} bytes (100 of ${body.pagination.total} events); 429: ${refusedBytes.byteLength} bytes; wrk -t1 -c${connections}, ${seconds}s x ${rounds} rounds, 2 s warm-up each`,
+    );
+    const measure = async (n: Name, secs: number) => {
+      const t = targets[n];
+      const before = cpuMs(t.pid);
+      const r = await load(t.url, { seconds: secs, connections, script: t.script });
+      return { ...r, cpuUs: ((cpuMs(t.pid) - before) * 1000) / r.requests };
+    };
+    for (const n of names) await measure(n, 2);
+    const results = Object.fromEntries(names.map((n) => [n, [] as (LoadResult & { cpuUs: number })[]])) as Record<Name, (LoadResult & { cpuUs: number })[]>;
+    for (let r = 0; r < rounds; r++) for (const n of names) results[n].push(await measure(n, seconds));
+
+    const rps = (n: Name) => median(results[n].map((x) => x.rps));
+    const cpu = (n: Name) => median(results[n].map((x) => x.cpuUs));
+    const non2xx = (n: Name) => results[n].reduce((a, x) => a + x.non2xx, 0);
+    for (const n of names) {
+      const note = n === 'trafik page, 10k clients' ? `; non-2xx ${non2xx(n)} (must be 0)` : n === 'trafik 429' ? `; 429s ${non2xx(n)} of ${results[n].reduce((a, x) => a + x.requests, 0)}` : '';
+      console.log(
+        `${n.padEnd(26)} ${rps(n).toFixed(0).padStart(7)} req/s  p99 ${median(results[n].map((x) => x.p99Ms)).toFixed(2).padStart(6)} ms  cpu ${cpu(n).toFixed(1).padStart(5)} µs/req  (rounds ${results[n].map((x) => x.rps.toFixed(0)).join(', ')}${note})`,
+      );
+    }
+    const ratios = (a: Name, b: Name) => `${(rps(a) / rps(b)).toFixed(3)} by req/s, ${(cpu(b) / cpu(a)).toFixed(3)} by CPU per request`;
+    console.log(`(a) page with limiter / raw:          ${ratios('trafik page, 10k clients', 'raw page')}   (target >= 0.75)`);
+    console.log(`    page with limiter / raw+headers:  ${ratios('trafik page, 10k clients', 'raw+headers page')}`);
+    console.log(`(b) 429 / raw:                        ${ratios('trafik 429', 'raw 429')}   (target >= 0.75)`);
+    console.log(`    429 / raw+headers:                ${ratios('trafik 429', 'raw+headers 429')}`);
+    if (non2xx('trafik page, 10k clients') > 0) console.log('WARNING: some clients reached a limit during (a); its numbers include refusals');
+  } finally {
+    trafik.kill('SIGTERM');
+    for (const r of raws) r.kill();
+    await trafik.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The response headers trafik sent, minus those Bun adds itself. */
+function responseHeaders(res: Response): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of res.headers) if (k !== 'date' && k !== 'content-length' && k !== 'x-request-id' && k !== 'content-encoding') out[k] = v;
+  return out;
+}
+
+/** utime + stime of a process, in ms (Linux); NaN elsewhere. */
+function cpuMs(pid: number): number {
+  const f = `/proc/${pid}/stat`;
+  if (!existsSync(f)) return Number.NaN;
+  const fields = readFileSync(f, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ is 100 on Linux
+}
