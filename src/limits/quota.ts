@@ -43,7 +43,10 @@ export interface MonthlyQuotaOptions {
   load: (subject: string, period: string) => number;
   periodOf?: (ms: number) => MonthPeriod;
   generationMs?: number;
-  /** Entries per generation before it rotates early. */
+  /**
+   * Entries per generation before it rotates early (default 200,000: ~45 MB at ~220 bytes an
+   * entry, ~90 MB at worst for both generations). Rotating early costs re-reads, never counts.
+   */
   maxEntries?: number;
   /** Called when `load` throws; the request proceeds on an uncached zero count. */
   onLoadError?: (err: unknown) => void;
@@ -67,7 +70,7 @@ export class MonthlyQuota {
     this.load = opts.load;
     this.periodOf = opts.periodOf ?? istanbulMonth;
     this.generationMs = opts.generationMs ?? 10 * 60_000;
-    this.maxEntries = opts.maxEntries ?? 500_000;
+    this.maxEntries = opts.maxEntries ?? 200_000;
     this.onLoadError = opts.onLoadError ?? (() => {});
   }
 

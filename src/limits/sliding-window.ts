@@ -29,7 +29,10 @@ export interface WindowRow {
 export interface SlidingWindowOptions {
   limit: number;
   windowMs?: number;
-  /** Distinct buckets tracked per window before new ones share the overflow bucket. */
+  /**
+   * Distinct buckets tracked per window before new ones share the overflow bucket (default
+   * 250,000: about 25 MB per window at ~100 bytes a bucket, so ~50 MB at worst for both).
+   */
   maxBuckets?: number;
 }
 
@@ -46,7 +49,7 @@ export class SlidingWindowLimiter {
     if (!Number.isInteger(opts.limit) || opts.limit < 1) throw new Error('limit must be a positive integer');
     this.limit = opts.limit;
     this.windowMs = opts.windowMs ?? 60_000;
-    this.maxBuckets = opts.maxBuckets ?? 1_000_000;
+    this.maxBuckets = opts.maxBuckets ?? 250_000;
   }
 
   /** Start of the current window (epoch ms); valid after the first `hit`/`peek`/`advance`. */
