@@ -10,7 +10,7 @@ import type { EventType } from '../domain/event.ts';
 import { sqliteOf, stmt, writeTx, type DbHandle } from './db.ts';
 
 /** Delivery rows written per transaction: ~5–10 ms of writing, then the event loop gets a turn. */
-export const FANOUT_ROWS_PER_TX = 2000;
+export const FANOUT_ROWS_PER_TX = 1000;
 
 /** A delivery row just written by the fan-out (what the worker needs to queue it without reading it back). */
 export interface FannedOut {

@@ -129,7 +129,7 @@ function isClosed(err: unknown): boolean {
   return err instanceof Error && /database (has|is) closed|closed database/i.test(err.message);
 }
 const HOUR = 3_600_000;
-const MAX_WRITES_PER_TX = 2000;
+const MAX_WRITES_PER_TX = 1000;
 /** ~20 MB of ~1 KB bodies at most. */
 const BODY_CACHE_ENTRIES = 20_000;
 
@@ -415,11 +415,13 @@ class Worker implements WebhookWorkerControl {
       ep.items.push({ id: r.id, seq: r.seq, eventId: r.eventId, msgId: r.msgId, attempts: 0, nextAt: r.nextAt, holdUntil: 0, pulled: false, inflight: false });
       ep.loadedUpTo = r.seq;
     }
-    // Endpoints the fan-out touched but that are not caught up read their rows on the next pump.
+    // Endpoints the fan-out touched but that are not caught up read their rows on the next pump,
+    // which runs between fan-out transactions: delivery starts before a large fan-out ends.
     for (const r of rows) {
       const e = this.endpoints.get(r.endpointId);
       if (e !== undefined && !e.exhausted) e.dirty = true;
     }
+    this.schedulePump();
   }
 
   /** Tops the window up with the next pending rows, in change order. */
