@@ -197,6 +197,8 @@ class Worker implements WebhookWorkerControl {
     this.busyRetryMs = deps.busyRetryMs ?? 25;
     this.windowSize = Math.max(this.perEndpoint, deps.windowSize ?? 256);
     this.flushDelayMs = deps.flushDelayMs ?? 100;
+    const busy = this.db.query<{ timeout: number }, []>('PRAGMA busy_timeout').get()?.timeout ?? 0;
+    if (busy > 0) this.logger.warn('webhook worker connection has a busy timeout: its writes may block the event loop; open it with busyTimeoutMs: 0', { busy_timeout_ms: busy });
   }
 
   start(): void {

@@ -457,3 +457,21 @@ describe('filters', () => {
     expect(h.rx.received.map((m) => bodyOf(m).data.id)).toEqual(['jam-ankara', 'closure-ankara']);
   });
 });
+
+describe('timers', () => {
+  test('started, the worker picks up changes committed elsewhere on its tick, and purges old finished rows', async () => {
+    const h = await harness(ok, { tickMs: 20, retentionMs: 60_000 });
+    h.worker.start();
+    commitChanges(h.s.sqlite, [{ eventId: 'e1' }, { eventId: 'e2' }]); // no wake(): another process committed
+    for (let i = 0; i < 100 && deliveryRows(h.s.sqlite).filter((r) => r.status === 'delivered').length < 2; i++) await Bun.sleep(10);
+    expect(h.rx.okIds.size).toBe(2);
+    expect(deliveryRows(h.s.sqlite).map((r) => r.status)).toEqual(['delivered', 'delivered']);
+    // An hour later the hourly purge deletes finished rows past the retention; pending ones stay.
+    h.rx.behaviour = () => status(500);
+    commitChanges(h.s.sqlite, [{ eventId: 'e3' }]);
+    for (let i = 0; i < 100 && deliveryRows(h.s.sqlite).length < 3; i++) await Bun.sleep(10);
+    h.clock.advance(3_600_000);
+    for (let i = 0; i < 100 && deliveryRows(h.s.sqlite).length > 1; i++) await Bun.sleep(10);
+    expect(deliveryRows(h.s.sqlite).map((r) => [r.event_id, r.status])).toEqual([['e3', 'pending']]);
+  });
+});
