@@ -11,6 +11,7 @@ import { dirname } from 'node:path';
 const outfile = process.argv[2] ?? 'dist/trafik';
 mkdirSync(dirname(outfile), { recursive: true });
 const started = performance.now();
-await $`bun build --compile --production --asset drizzle src/main.ts --outfile ${outfile}`.quiet();
+// The scanner worker is a second entry point: a compiled binary only contains the workers it lists.
+await $`bun build --compile --production --asset drizzle src/main.ts src/scanner/worker-entry.ts --outfile ${outfile}`.quiet();
 const size = Bun.file(outfile).size;
 console.log(`${outfile}: ${(size / 1e6).toFixed(1)} MB in ${Math.round(performance.now() - started)} ms`);

@@ -65,3 +65,7 @@ try {
     process.exitCode = 1;
   }
 }
+// Every command has flushed and closed what it owns by the time it returns (serve: scan finished,
+// quotas written, rate windows saved, connections closed). Exiting here guarantees the process
+// ends then, even if a library still holds a handle (a client's keep-alive socket, a timer).
+process.exit(process.exitCode ?? 0);

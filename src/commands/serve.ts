@@ -1,5 +1,4 @@
 import { systemClock } from '../clock.ts';
-import { openDatabase } from '../db/client.ts';
 import { createApp } from '../http/app.ts';
 import { limitsGate } from '../http/plugins/limits.ts';
 import { Limits } from '../limits/index.ts';
@@ -13,7 +12,8 @@ import { StreamHub } from '../modules/stream/service.ts';
 import { ChangeFeed } from '../stream/feed.ts';
 import { RELEASE } from '../release.ts';
 import { UsageError } from '../cli/args.ts';
-import { buildSources, markInterruptedScans, openRuntime, scanAndPurge } from './runtime.ts';
+import { ScannerWorker } from '../scanner/worker-client.ts';
+import { buildSources, markInterruptedScans, openRuntime } from './runtime.ts';
 
 /** The window moves even when no scan lands: rebuild at least this often. */
 const WINDOW_REFRESH_MS = 60_000;
@@ -22,11 +22,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (argv.length > 0) throw new UsageError(`serve takes no arguments (got ${argv[0]}); configure it with environment variables`);
   const clock = systemClock;
   const { config, logger, main } = openRuntime();
-  const sources = buildSources(config, clock);
-  // The scanner writes on its own connection (see runScan): HTTP reads never see half a scan.
-  const writer = openDatabase(config.databasePath);
-  const interrupted = markInterruptedScans(writer.sqlite, clock());
+  // Validates the source configuration here, so a bad one stops the start with exit code 2.
+  buildSources(config, clock);
+  const interrupted = markInterruptedScans(main.sqlite, clock());
   if (interrupted > 0) logger.warn('marked interrupted scans', { count: interrupted });
+  // Scans run in a worker thread on its own connection (readers never see half a scan, and the
+  // HTTP thread never runs scan work). WAL checkpoints happen after the worker's commits; this
+  // thread's small write-behind commits must not run one on the event loop.
+  main.sqlite.exec('PRAGMA wal_autocheckpoint = 0');
+  const scanner = new ScannerWorker(config);
+  await scanner.started();
 
   // Rate windows saved at the last graceful stop come back; quotas are written behind every second.
   const limits = new Limits({ sqlite: main.sqlite, rateLimitPerMinute: config.rateLimitPerMinute, freeMonthlyQuota: config.freeMonthlyQuota, trustProxy: config.trustProxy, clock, logger });
@@ -38,13 +43,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const feed = new ChangeFeed(main.sqlite);
   const streams = new StreamHub(feed);
   const startedAt = clock();
-  const abort = new AbortController();
   let loop: ReturnType<typeof startScanLoop> | null = null;
   const loopView = {
     sources: config.sources,
     intervalSeconds: config.scanIntervalSeconds,
     nextScanAt: () => loop?.nextRunAt() ?? null,
-    sourceStatuses: () => sources.map((s) => s.status()),
+    sourceStatuses: () => scanner.statuses(clock()),
   };
   const app = createApp({
     readModel,
@@ -66,7 +70,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     intervalSeconds: config.scanIntervalSeconds,
     logger,
     scan: async () => {
-      await scanAndPurge({ writer, sources, config, logger, clock, signal: abort.signal });
+      await scanner.scan();
       await readModel.refreshAsync(yieldToLoop);
       feed.poll();
     },
@@ -84,12 +88,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
       stopping = true;
       logger.info('stopping', { signal });
       clearInterval(windowTimer);
-      abort.abort();
       streams.closeAll();
+      // Aborts the scan in flight (its remaining cells fail, so nothing is cleared) and lets it
+      // commit; the loop then sees it finish.
+      const scannerStopped = scanner.stop();
       await loop?.stop();
+      await scannerStopped;
       await app.stop();
       limits.close();
-      writer.sqlite.close();
       main.sqlite.close();
       logger.info('stopped', { signal });
       resolve(0);

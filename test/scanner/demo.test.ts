@@ -89,7 +89,12 @@ test('bun scripts/demo.ts serves the demo on the replay source and stops cleanly
     const base = /trafik demo — (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
     expect(base).toBeDefined();
     expect(out).toContain(`${base}/api/v1/events/istanbul`);
-    const stats = (await (await fetch(`${base}/api/v1/stats`)).json()) as StatsBody;
+    // The scan commits in the scanner thread; the served view is swapped in right after it.
+    let stats = (await (await fetch(`${base}/api/v1/stats`)).json()) as StatsBody;
+    while (stats.total === 0 && Date.now() < deadline) {
+      await Bun.sleep(50);
+      stats = (await (await fetch(`${base}/api/v1/stats`)).json()) as StatsBody;
+    }
     expect(Object.values(stats.by_type).every((n) => n > 0)).toBe(true);
     expect(stats.top_cities.length).toBeGreaterThanOrEqual(8);
 
