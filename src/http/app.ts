@@ -8,6 +8,7 @@ import { healthRoutes } from '../modules/health/index.ts';
 import type { HealthReport } from '../modules/health/service.ts';
 import { statsRoutes } from '../modules/stats/index.ts';
 import { streamRoutes } from '../modules/stream/index.ts';
+import { webhooksRoutes } from '../modules/webhooks/index.ts';
 import type { StreamHub } from '../modules/stream/service.ts';
 import type { ReadModel } from '../read-model/read-model.ts';
 import { errorHandler } from './plugins/errors.ts';
@@ -46,6 +47,7 @@ export function createApp(deps: AppDeps) {
     .use(eventsRoutes({ readModel: deps.readModel, clock: deps.clock, history: { sqlite: deps.sqlite, historyDays: deps.historyDays } }))
     .use(statsRoutes({ readModel: deps.readModel, clock: deps.clock, history: { sqlite: deps.sqlite, historyDays: deps.historyDays } }))
     .use(healthRoutes({ check: deps.health }))
+    .use(webhooksRoutes({ sqlite: deps.sqlite }))
     .use(docsRoutes(deps.release, (): AnyElysia => full));
   return full;
 }

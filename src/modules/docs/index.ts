@@ -9,6 +9,7 @@ import { Event } from '../events/model.ts';
 import { Health } from '../health/model.ts';
 import { Problem } from '../shared-model.ts';
 import { Stats } from '../stats/model.ts';
+import { WebhookList } from '../webhooks/model.ts';
 import { polishSpec } from './spec.ts';
 
 const ASSETS: Record<string, { path: string; type: string }> = {
@@ -40,6 +41,7 @@ const DOCUMENTATION = {
     { name: 'Events', description: 'Traffic events: accidents, jams, hazards, road closures' },
     { name: 'Statistics', description: 'Aggregates over the 24-hour window' },
     { name: 'Health', description: 'Monitoring and uptime checks' },
+    { name: 'Webhooks', description: 'Enterprise: the calling key\'s webhook subscriptions (managed by the CLI)' },
   ],
   security: [{}, { bearer: [] }, { apiKeyHeader: [] }],
 };
@@ -69,7 +71,7 @@ export function docsRoutes(release: string, root: () => AnyElysia) {
       paths: generated.paths,
       components: { ...generated.components, securitySchemes: SECURITY_SCHEMES },
     };
-    return new PreparedBody(JSON.stringify(polishSpec(doc, { Problem: plain(Problem), Event: plain(Event), Stats: plain(Stats), Health: plain(Health) })));
+    return new PreparedBody(JSON.stringify(polishSpec(doc, { Problem: plain(Problem), Event: plain(Event), Stats: plain(Stats), Health: plain(Health), WebhookList: plain(WebhookList) })));
   };
   // The UI page and the problem pages are rendered once and sent like every other body over
   // 1 KiB: compressed when the client accepts it (CONTRACT §1). The openapi plugin's own page

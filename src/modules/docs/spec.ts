@@ -56,7 +56,7 @@ export function polishSpec(doc: Json, extraSchemas: Record<string, Json>): Json 
       for (const p of op.parameters) if (isObj(p) && isObj(p.schema)) p.schema = cleanParamSchema(p.schema);
     }
     const responses = isObj(op.responses) ? op.responses : {};
-    const data = path !== '/api/v1/health';
+    const data = path !== '/api/v1/health' && path !== '/api/v1/webhooks';
     for (const [status, res] of Object.entries(responses)) {
       if (!isObj(res)) continue;
       const content = isObj(res.content) ? res.content : {};
@@ -70,9 +70,9 @@ export function polishSpec(doc: Json, extraSchemas: Record<string, Json>): Json 
           'application/json': { schema: { $ref: '#/components/schemas/EventList' } },
           'application/geo+json': { schema: { $ref: '#/components/schemas/EventFeatureCollection' } },
         };
-      } else if (schema?.title === 'Stats' || schema?.title === 'Health') {
+      } else if (schema?.title === 'Stats' || schema?.title === 'Health' || schema?.title === 'WebhookList') {
         res.content = { 'application/json': { schema: { $ref: `#/components/schemas/${schema.title}` } } };
-        if (res.description === `Response for status ${status}`) res.description = schema.title === 'Stats' ? 'Statistics' : 'Health report';
+        if (res.description === `Response for status ${status}`) res.description = { Stats: 'Statistics', Health: 'Health report', WebhookList: 'Subscriptions of the calling key' }[schema.title as string] ?? res.description;
       }
       const names = Object.keys(COMMON_HEADERS);
       if (status.startsWith('2') && data) names.push(...Object.keys(QUOTA_HEADERS), ...Object.keys(CACHE_HEADERS));
