@@ -13,6 +13,8 @@ import { ChangeFeed } from '../stream/feed.ts';
 import { RELEASE } from '../release.ts';
 import { UsageError } from '../cli/args.ts';
 import { ScannerWorker } from '../scanner/worker-client.ts';
+import { openDatabase } from '../db/client.ts';
+import { startWebhookWorker } from '../webhooks/worker.ts';
 import { buildSources, markInterruptedScans, openRuntime } from './runtime.ts';
 
 /** The window moves even when no scan lands: rebuild at least this often. */
@@ -32,6 +34,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
   main.sqlite.exec('PRAGMA wal_autocheckpoint = 0');
   const scanner = new ScannerWorker(config);
   await scanner.started();
+  // Webhook deliveries: their own connection that never waits on a lock (the scanner's commit
+  // holds it for a moment); woken after every scan commit, and on its own 1 s timer.
+  const hooksDb = openDatabase(config.databasePath, { busyTimeoutMs: 0 });
+  hooksDb.sqlite.exec('PRAGMA wal_autocheckpoint = 0');
+  const webhooks = startWebhookWorker({ db: hooksDb.sqlite, clock, logger, allowPrivate: config.webhookAllowPrivate });
 
   // Rate windows saved at the last graceful stop come back; quotas are written behind every second.
   const limits = new Limits({ sqlite: main.sqlite, rateLimitPerMinute: config.rateLimitPerMinute, freeMonthlyQuota: config.freeMonthlyQuota, trustProxy: config.trustProxy, clock, logger });
@@ -71,8 +78,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
     logger,
     scan: async () => {
       await scanner.scan();
-      await readModel.refreshAsync(yieldToLoop);
+      webhooks.wake();
       feed.poll();
+      await readModel.refreshAsync(yieldToLoop);
     },
   });
   const windowTimer = setInterval(() => {
@@ -94,6 +102,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
       const scannerStopped = scanner.stop();
       await loop?.stop();
       await scannerStopped;
+      await webhooks.stop();
+      hooksDb.sqlite.close();
       await app.stop();
       limits.close();
       main.sqlite.close();
