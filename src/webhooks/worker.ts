@@ -484,13 +484,19 @@ class Worker implements WebhookWorkerControl {
   private launch(ep: EndpointState, item: Item): void {
     item.inflight = true;
     ep.inflight++;
-    const p = this.attempt(ep, item).finally(() => {
-      this.inflight.delete(p);
-      item.inflight = false;
-      ep.inflight--;
-      ep.dirty = true;
-      this.schedulePump();
-    });
+    const p = this.attempt(ep, item)
+      .catch((err: unknown) => {
+        // A read that failed (not the HTTP attempt, which reports as a value): try again in a second.
+        item.nextAt = this.clock() + 1000;
+        this.logger.error('webhook attempt could not start', { endpoint_id: ep.id, msg_id: item.msgId, error: errorText(err) });
+      })
+      .finally(() => {
+        this.inflight.delete(p);
+        item.inflight = false;
+        ep.inflight--;
+        ep.dirty = true;
+        this.schedulePump();
+      });
     this.inflight.add(p);
   }
 
