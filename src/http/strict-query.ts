@@ -8,19 +8,31 @@ import { ApiError, invalidParams, type InvalidParam } from './problems.ts';
  */
 export function strictQuery(schema: { properties: object }, opts: { refuse?: Record<string, string> } = {}) {
   const props = schema.properties as Record<string, SchemaLike>;
-  const known = new Set(Object.keys(props));
+  const names = new Set(Object.keys(props));
   const refuse = opts.refuse ?? {};
+  // Whether a query string is valid depends on nothing but the string: the hot ones (the same
+  // page asked for again and again) skip the parse. Bounded, cleared when full.
+  const known = new Set<string>();
   return function checkQuery(url: string): void {
     const q = url.indexOf('?');
     if (q === -1 || q === url.length - 1) return;
-    const params = new URLSearchParams(url.slice(q + 1));
+    const raw = url.slice(q + 1);
+    if (known.has(raw)) return;
+    check(raw);
+    if (raw.length <= 512) {
+      if (known.size >= 4096) known.clear();
+      known.add(raw);
+    }
+  };
+  function check(raw: string): void {
+    const params = new URLSearchParams(raw);
     const seen = new Set<string>();
     const unknown: string[] = [];
     const bad: InvalidParam[] = [];
     for (const [name, value] of params) {
       const refusal = refuse[name.toLowerCase()];
       if (refusal !== undefined) throw new ApiError('invalid_parameter', refusal, { invalid_params: [{ name, reason: refusal }] });
-      if (!known.has(name)) {
+      if (!names.has(name)) {
         if (!unknown.includes(name)) unknown.push(name);
         continue;
       }
@@ -34,12 +46,12 @@ export function strictQuery(schema: { properties: object }, opts: { refuse?: Rec
     }
     if (unknown.length > 0) {
       const list = unknown.map((n) => `'${n.slice(0, 40)}'`).join(', ');
-      throw new ApiError('unknown_parameter', `Unknown query parameter${unknown.length > 1 ? 's' : ''} ${list}. Known: ${[...known].join(', ')}.`, {
+      throw new ApiError('unknown_parameter', `Unknown query parameter${unknown.length > 1 ? 's' : ''} ${list}. Known: ${[...names].join(', ')}.`, {
         invalid_params: unknown.map((n) => ({ name: n.slice(0, 40), reason: 'not a parameter of this endpoint' })),
       });
     }
     if (bad.length > 0) throw invalidParams(bad);
-  };
+  }
 }
 
 interface SchemaLike {

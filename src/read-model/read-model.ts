@@ -78,8 +78,10 @@ export interface PreparedPage {
 export interface PageRequest {
   /** Path the links are built on, e.g. `/api/v1/events/istanbul`. */
   path: string;
-  /** The validated query parameters as the client sent them (cursor excluded or not). */
-  params: URLSearchParams;
+  /** The raw query string as the client sent it: with the path and format, the page's cache key. */
+  rawQuery: string;
+  /** The validated parameters for the `next` link, built only when the page is not cached. */
+  params: () => URLSearchParams;
   query: ListQuery;
   city: CityRef | null;
 }
@@ -298,9 +300,11 @@ export class ReadModel {
   }
 
   listPage(req: PageRequest): PreparedPage {
-    const sorted = [...req.params].filter(([k]) => k !== 'format').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const key = `${req.query.format}|${req.path}?${new URLSearchParams(sorted).toString()}`;
-    return this.cached(key, () => this.buildList(req, sorted));
+    // Keyed by the query string as sent: the same page asked for again costs a Map lookup, not a
+    // parse. Two spellings of one query are two entries with identical bytes and ETag.
+    return this.cached(`${req.query.format}|${req.path}?${req.rawQuery}`, () =>
+      this.buildList(req, sortedParams(req.params())),
+    );
   }
 
   private buildList(req: PageRequest, sortedParams: [string, string][]): PreparedPage {
@@ -359,6 +363,11 @@ export class ReadModel {
 // SQLite hands back a new string per row; 50k copies of 'accident' are worth folding.
 const TYPES: Record<string, EventType> = { accident: 'accident', jam: 'jam', hazard: 'hazard', road_closure: 'road_closure' };
 const SEVERITIES: Record<string, Severity> = { minor: 'minor', moderate: 'moderate', major: 'major', unknown: 'unknown' };
+
+/** The parameters in a stable order, for `next` links that do not depend on how a client ordered them. */
+export function sortedParams(params: URLSearchParams): [string, string][] {
+  return [...params].filter(([k]) => k !== 'format').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
 
 function entryOf(h: EventHead, active: boolean, len: number, ls: number, geometry: string | null): Entry {
   return {

@@ -31,7 +31,7 @@ function item(id: string, over: Partial<NormalizedItem> = {}): NormalizedItem {
 
 const all: ListQuery = { plate: null, limit: 1000, cursor: null, types: null, severities: null, bbox: null, near: null, updatedSince: null, format: 'json' };
 async function list(rm: ReadModel): Promise<Record<string, { last_seen_at: string; location: { lat: number }; confidence: number; road: string; updated_at: string }>> {
-  const page = rm.listPage({ path: '/api/v1/events', params: new URLSearchParams(`v=${rm.version}`), query: all, city: null });
+  const page = rm.listPage({ path: '/api/v1/events', rawQuery: `v=${rm.version}`, params: () => new URLSearchParams(`v=${rm.version}`), query: all, city: null });
   const body = JSON.parse(await page.body.blob.text());
   return Object.fromEntries(body.data.map((e: { source: { id: string } }) => [e.source.id, e]));
 }

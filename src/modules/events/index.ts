@@ -14,6 +14,11 @@ import type { CityRef } from '../../domain/event.ts';
 const checkList = strictQuery(ListQuery);
 const checkCityList = strictQuery(CityListQuery);
 
+function rawQueryOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? '' : url.slice(q + 1);
+}
+
 function paramsOf(url: string): URLSearchParams {
   const q = url.indexOf('?');
   return new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
@@ -34,14 +39,14 @@ export interface EventsDeps {
 export function eventsRoutes(deps: EventsDeps) {
   const { readModel, clock } = deps;
   /** The 24-hour view from memory, or history from SQLite when the request reaches past it. */
-  const page = (request: Request, parsed: ParsedList, path: string, params: URLSearchParams, city: CityRef | null) =>
+  const page = (request: Request, parsed: ParsedList, path: string, params: () => URLSearchParams, city: CityRef | null) =>
     sendPage(
       request,
       parsed.history === null
-        ? readModel.listPage({ path, params, query: parsed.query, city })
+        ? readModel.listPage({ path, rawQuery: rawQueryOf(request.url), params, query: parsed.query, city })
         : historyPage(deps.history.sqlite, { ...parsed.query, ...parsed.history }, {
             path,
-            params,
+            params: params(),
             city,
             now: clock(),
             dataUpdatedAt: readModel.dataUpdatedAt,
@@ -62,8 +67,11 @@ export function eventsRoutes(deps: EventsDeps) {
           enterprise: access.plan === 'enterprise',
           historyDays: deps.history.historyDays,
         });
-        const params = paramsOf(request.url);
-        if (city !== null) params.set('city', city.slug);
+        const params = () => {
+          const p = paramsOf(request.url);
+          if (city !== null) p.set('city', city.slug);
+          return p;
+        };
         return page(request, parsed, '/api/v1/events', params, city && cityRef(city));
       },
       {
@@ -96,7 +104,7 @@ export function eventsRoutes(deps: EventsDeps) {
           enterprise: access.plan === 'enterprise',
           historyDays: deps.history.historyDays,
         });
-        return page(request, parsed, `/api/v1/events/${city.slug}`, paramsOf(request.url), cityRef(city));
+        return page(request, parsed, `/api/v1/events/${city.slug}`, () => paramsOf(request.url), cityRef(city));
       },
       {
         transform: ({ request }) => checkCityList(request.url),
