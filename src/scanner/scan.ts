@@ -129,6 +129,31 @@ function fromRaw(r: RawEventRow): EventRow {
   };
 }
 
+/** What a sighting sets on an event that is new or changed: it is active, current and unmissed. */
+function sighting(item: NormalizedItem, plate: number, cells: string, now: number) {
+  return {
+    type: item.type,
+    subtype: item.subtype,
+    severity: item.severity,
+    status: 'active' as const,
+    plate,
+    district: item.district,
+    lat: item.location.lat,
+    lon: item.location.lon,
+    geometry: item.geometry,
+    road: item.road,
+    description: item.description,
+    jam: item.jam,
+    confidence: item.confidence,
+    reportedAt: item.reportedAt,
+    lastSeenAt: now,
+    updatedAt: now,
+    clearedAt: null,
+    cells,
+    missedScans: 0,
+  };
+}
+
 function cellKey(source: SourceName, cellId: string): string {
   return `${source}:${cellId}`;
 }
@@ -294,26 +319,8 @@ export async function runScan(deps: ScannerDeps): Promise<ScanSummary> {
           id,
           sourceName: item.source,
           sourceId: item.sourceId,
-          type: item.type,
-          subtype: item.subtype,
-          severity: item.severity,
-          status: 'active',
-          plate: s.plate,
-          district: item.district,
-          lat: item.location.lat,
-          lon: item.location.lon,
-          geometry: item.geometry,
-          road: item.road,
-          description: item.description,
-          jam: item.jam,
-          confidence: item.confidence,
-          reportedAt: item.reportedAt,
+          ...sighting(item, s.plate, cells, now),
           firstSeenAt: now,
-          lastSeenAt: now,
-          updatedAt: now,
-          clearedAt: null,
-          cells,
-          missedScans: 0,
           rev: 0,
         };
         insert.run(params(row));
@@ -321,28 +328,7 @@ export async function runScan(deps: ScannerDeps): Promise<ScanSummary> {
         created++;
       } else if (prev.status === 'cleared' || materiallyChanged(prev, item)) {
         // Seen again after being cleared, or changed in a way a client acts on.
-        const row: EventRow = {
-          ...prev,
-          type: item.type,
-          subtype: item.subtype,
-          severity: item.severity,
-          status: 'active',
-          plate: s.plate,
-          district: item.district,
-          lat: item.location.lat,
-          lon: item.location.lon,
-          geometry: item.geometry,
-          road: item.road,
-          description: item.description,
-          jam: item.jam,
-          confidence: item.confidence,
-          reportedAt: item.reportedAt,
-          lastSeenAt: now,
-          updatedAt: now,
-          clearedAt: null,
-          cells,
-          missedScans: 0,
-        };
+        const row: EventRow = { ...prev, ...sighting(item, s.plate, cells, now) };
         update.run(params(row));
         changes.push({ eventId: id, change: 'updated', row });
         updated++;
