@@ -4,6 +4,7 @@
  * may work on the file at once (WAL).
  */
 import type { Database } from 'bun:sqlite';
+import { randomBase62 } from '../keys/format.ts';
 import { iso } from '../clock.ts';
 import { EVENT_TYPES, type CityRef, type EventType } from '../domain/event.ts';
 import type { EndpointStatus } from '../db/schema/webhooks.ts';
@@ -14,24 +15,8 @@ import { checkWebhookUrl, type LookupFn } from './ssrf.ts';
 
 export const ENDPOINT_ID_PATTERN = /^whk_[0-9A-Za-z]{20}$/;
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-/** `n` uniform base62 characters (rejection sampling: no modulo bias). */
-export function randomId(n: number): string {
-  let out = '';
-  const buf = new Uint8Array(n * 2);
-  while (out.length < n) {
-    crypto.getRandomValues(buf);
-    for (let i = 0; i < buf.length && out.length < n; i++) {
-      const b = buf[i]! & 63;
-      if (b < 62) out += BASE62[b];
-    }
-  }
-  return out;
-}
-
 export function newEndpointId(): string {
-  return `whk_${randomId(20)}`;
+  return `whk_${randomBase62(20)}`;
 }
 
 /** Bad input from the operator: one line, shown as is. */

@@ -1,7 +1,8 @@
 /** `trafik webhooks test ID`: one signed `webhook.test` message, sent now, outside the delivery queue. */
 import { iso } from '../clock.ts';
 import type { DbHandle } from './db.ts';
-import { getEndpoint, randomId, WebhookInputError } from './endpoints.ts';
+import { randomBase62 } from '../keys/format.ts';
+import { getEndpoint, WebhookInputError } from './endpoints.ts';
 import { DEFAULT_TIMEOUT_MS } from './policy.ts';
 import { sendAttempt, type AttemptOutcome } from './send.ts';
 import { secretKey } from './signing.ts';
@@ -25,7 +26,7 @@ export async function sendTestMessage(
 ): Promise<TestMessageResult> {
   const ep = getEndpoint(handle, endpointId);
   if (ep === null) throw new WebhookInputError(`unknown webhook '${endpointId}'`);
-  const msgId = `msg_${ep.id}_test_${randomId(12)}`;
+  const msgId = `msg_${ep.id}_test_${randomBase62(12)}`;
   const out = await sendAttempt({
     url: ep.url,
     key: secretKey(ep.secret),
