@@ -9,9 +9,9 @@ import { renderList } from './render.ts';
 
 export const WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Rows read per step of a rebuild; each step is a few milliseconds of main-thread work. */
-const HEAD_CHUNK = 1000;
+const HEAD_CHUNK = 500;
 const ROW_CHUNK = 250;
-const COPY_CHUNK = 5000;
+const COPY_CHUNK = 1000;
 /** Cached pages are bounded by count and by bytes, whatever the queries. */
 const PAGE_CACHE_MAX = 512;
 const PAGE_CACHE_BYTES = 24 * 1024 * 1024;
@@ -199,11 +199,18 @@ export class ReadModel {
     const prev = this.snap;
     // Built per rebuild rather than kept: a Map of 50k entries would live as long as the snapshot.
     const prevById = new Map<string, Entry>();
-    for (const e of prev.entries) prevById.set(e.id, e);
+    for (let i = 0; i < prev.entries.length; i++) {
+      const e = prev.entries[i]!;
+      prevById.set(e.id, e);
+      if (i % COPY_CHUNK === COPY_CHUNK - 1) yield;
+    }
     const now = this.clock();
     const since = now - WINDOW_MS;
     const dataUpdatedAt = this.source.dataUpdatedAt();
-    const entries: Entry[] = [];
+    // Reused entries keep the previous snapshot's order; only the re-serialized ones are sorted,
+    // then the two are merged — a full sort of 50k entries was one of the longest steps.
+    const reusedByOld = new Map<Entry, Entry>();
+    const freshEntries: Entry[] = [];
     // Bytes for each entry: reused from the previous arena, or freshly serialized.
     const fresh = new Map<Entry, Uint8Array>();
     const reuse = new Map<Entry, Entry>();
@@ -216,7 +223,7 @@ export class ReadModel {
         const old = prevById.get(h.id);
         if (old !== undefined && old.rev === h.rev) {
           const e = entryOf(h, active, old.len, old.ls, old.geometry);
-          entries.push(e);
+          reusedByOld.set(old, e);
           reuse.set(e, old);
         } else {
           stale.push(h.id);
@@ -236,13 +243,24 @@ export class ReadModel {
         const ls = Buffer.byteLength(json.slice(0, at));
         // The row may have moved since its head was read (a scan in between): trust the row.
         const e = entryOf({ ...pending.head, rev: row.rev, lastSeenAt: row.lastSeenAt }, pending.active, bytes.byteLength, ls, ev.geometry === null ? null : JSON.stringify(ev.geometry));
-        entries.push(e);
+        freshEntries.push(e);
         fresh.set(e, bytes);
       }
       yield;
     }
 
-    entries.sort((a, b) => b.reported - a.reported || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const kept: Entry[] = [];
+    for (let i = 0; i < prev.entries.length; i++) {
+      const e = reusedByOld.get(prev.entries[i]!);
+      if (e !== undefined) kept.push(e);
+      if (i % COPY_CHUNK === COPY_CHUNK - 1) yield;
+    }
+    freshEntries.sort(byListOrder);
+    const entries: Entry[] = new Array(kept.length + freshEntries.length);
+    for (let i = 0, a = 0, b = 0; i < entries.length; i++) {
+      entries[i] = b >= freshEntries.length || (a < kept.length && byListOrder(kept[a]!, freshEntries[b]!) <= 0) ? kept[a++]! : freshEntries[b++]!;
+      if (i % COPY_CHUNK === COPY_CHUNK - 1) yield;
+    }
     let size = 0;
     for (const e of entries) {
       e.off = size;
@@ -258,6 +276,7 @@ export class ReadModel {
       } else arena.set(fresh.get(e)!, e.off);
       if (i % COPY_CHUNK === COPY_CHUNK - 1) yield;
     }
+    yield;
     return summarize(this.snap.version + 1, now, since, dataUpdatedAt, entries, arena);
   }
 
@@ -363,6 +382,11 @@ export class ReadModel {
 // SQLite hands back a new string per row; 50k copies of 'accident' are worth folding.
 const TYPES: Record<string, EventType> = { accident: 'accident', jam: 'jam', hazard: 'hazard', road_closure: 'road_closure' };
 const SEVERITIES: Record<string, Severity> = { minor: 'minor', moderate: 'moderate', major: 'major', unknown: 'unknown' };
+
+/** List order: newest reported_at first, ties by id. */
+function byListOrder(a: Entry, b: Entry): number {
+  return b.reported - a.reported || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
 
 /** The parameters in a stable order, for `next` links that do not depend on how a client ordered them. */
 export function sortedParams(params: URLSearchParams): [string, string][] {

@@ -47,6 +47,14 @@ export class ChangeFeed {
 
   /** Reads changes committed since the last poll and fans them out. Returns how many were read. */
   poll(): number {
+    if (this.subs.size === 0) {
+      // Nobody is listening: skip the rows (a subscriber that comes later replays from its
+      // Last-Event-ID, which reads the outbox itself).
+      const max = this.db.query<{ s: number | null }, []>('SELECT max(seq) AS s FROM event_changes').get()?.s ?? 0;
+      const n = Math.max(0, max - this.lastSeq);
+      this.lastSeq = Math.max(this.lastSeq, max);
+      return n;
+    }
     const stmt = this.db.query<Row, [number, number]>('SELECT seq, change, payload FROM event_changes WHERE seq > ? ORDER BY seq LIMIT ?');
     let total = 0;
     for (;;) {

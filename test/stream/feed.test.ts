@@ -93,3 +93,16 @@ test('a replay longer than MAX_REPLAY is cut to the most recent changes and says
   expect(got).toHaveLength(MAX_REPLAY);
   expect(parse([got[0]!])[0]!.id).toBe(6);
 });
+
+test('with nobody subscribed a poll skips the rows, and a later Last-Event-ID still replays them', () => {
+  const feed = new ChangeFeed(t.sqlite);
+  const start = feed.seq;
+  const skipped = [addChange('created'), addChange('created')];
+  expect(feed.poll()).toBe(2);
+  expect(feed.seq).toBe(start + 2);
+  const got: string[] = [];
+  feed.subscribe(all, (f) => got.push(f), start);
+  const live = addChange('updated');
+  feed.poll();
+  expect(parse(got).map((f) => f.data.id)).toEqual([...skipped, live]);
+});
