@@ -8,7 +8,8 @@ import { checkHealth } from '../modules/health/service.ts';
 import { sqliteWindowSource } from '../read-model/load-window.ts';
 import { ReadModel } from '../read-model/read-model.ts';
 import { yieldToLoop } from '../scanner/pool.ts';
-import { StreamHub } from '../modules/stream/service.ts';
+import { RETRY_MS, StreamHub } from '../modules/stream/service.ts';
+import { KeyStore } from '../keys/store.ts';
 import { ChangeFeed } from '../stream/feed.ts';
 import { RELEASE } from '../release.ts';
 import { UsageError } from '../cli/args.ts';
@@ -48,7 +49,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
 
   const readModel = new ReadModel(sqliteWindowSource(main.sqlite), clock, config.scanIntervalSeconds);
   const feed = new ChangeFeed(main.sqlite);
-  const streams = new StreamHub(feed);
+  const keyStore = new KeyStore(main.sqlite);
+  const streams = new StreamHub(feed, RETRY_MS, (keyId) => keyStore.isActiveEnterprise(keyId));
   const startedAt = clock();
   let loop: ReturnType<typeof startScanLoop> | null = null;
   const loopView = {

@@ -73,8 +73,25 @@ export class KeyStore {
     const before = this.get(id);
     if (before === null) return null;
     if (before.revokedAt !== null) return { record: before, already: true };
-    this.db.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id);
+    // Its webhook subscriptions stop with it, in the same transaction: nothing more is fanned out
+    // to them, and what was still to be sent is given up.
+    this.db.transaction(() => {
+      this.db.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id);
+      this.db
+        .query(
+          "UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint disabled: API key revoked' WHERE status = 'pending' AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE key_id = ?)",
+        )
+        .run(id);
+      this.db
+        .query("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'API key revoked', disabled_at = ? WHERE key_id = ? AND status = 'active'")
+        .run(now, id);
+    }).immediate();
     return { record: this.get(id)!, already: false };
+  }
+
+  /** Whether a key id is still a live Enterprise key (open live streams re-check this). */
+  isActiveEnterprise(id: string): boolean {
+    return this.db.query<{ ok: number }, [string]>("SELECT 1 AS ok FROM api_keys WHERE id = ? AND revoked_at IS NULL AND plan = 'enterprise'").get(id) !== null;
   }
 
   /** The server's lookup: an active (not revoked) key by the SHA-256 hex of the presented key. */

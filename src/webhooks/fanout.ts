@@ -86,14 +86,14 @@ export function fanOutBatch(
   // Nothing new for any active endpoint: no write transaction at all (the timer calls this every second).
   const behind = stmt<{ c: number | null; m: number | null }, []>(
     db,
-    "SELECT (SELECT MIN(cursor_seq) FROM webhook_endpoints WHERE status = 'active') AS c, (SELECT MAX(seq) FROM event_changes) AS m",
+    "SELECT (SELECT MIN(cursor_seq) FROM webhook_endpoints WHERE status = 'active' AND key_id IN (SELECT id FROM api_keys WHERE revoked_at IS NULL AND plan = 'enterprise')) AS c, (SELECT MAX(seq) FROM event_changes) AS m",
   ).get();
   if (behind === null || behind.c === null || behind.m === null || behind.m <= behind.c) return result;
   const built: [number, string][] = [];
   const written: FannedOut[] = [];
   const tx = writeTx(db, () => {
     // Read inside the write transaction: an endpoint removed meanwhile cannot get rows.
-    const endpoints = stmt<EndpointRow, []>(db, "SELECT id, types, cities, cursor_seq FROM webhook_endpoints WHERE status = 'active'").all();
+    const endpoints = stmt<EndpointRow, []>(db, "SELECT id, types, cities, cursor_seq FROM webhook_endpoints WHERE status = 'active' AND key_id IN (SELECT id FROM api_keys WHERE revoked_at IS NULL AND plan = 'enterprise')").all();
     if (endpoints.length === 0) return;
     let from = Number.POSITIVE_INFINITY;
     for (const e of endpoints) from = Math.min(from, e.cursor_seq);

@@ -337,7 +337,9 @@ class Worker implements WebhookWorkerControl {
   private refreshAll(): void {
     const rows = stmt<{ id: string; url: string; secret: string; consecutive_failures: number }, []>(
       this.db,
-      "SELECT id, url, secret, consecutive_failures FROM webhook_endpoints WHERE status = 'active'",
+      // Only endpoints of live Enterprise keys: a revoked key's subscriptions stop even if a
+      // revocation ever left one marked active.
+      "SELECT id, url, secret, consecutive_failures FROM webhook_endpoints WHERE status = 'active' AND key_id IN (SELECT id FROM api_keys WHERE revoked_at IS NULL AND plan = 'enterprise')",
     ).all();
     const active = new Set<string>();
     let firstPending: Map<string, number> | null = null;

@@ -1,5 +1,6 @@
 import { ChangeFeed } from '../../src/stream/feed.ts';
 import { StreamHub } from '../../src/modules/stream/service.ts';
+import { KeyStore } from '../../src/keys/store.ts';
 import { createApp, type App, type AppDeps } from '../../src/http/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -33,7 +34,8 @@ export async function testApp(opts: { now?: number; historyDays?: number; gate?:
   const startedAt = clockState.now;
   const feed = new ChangeFeed(db.sqlite);
   // A short reconnect hint keeps resume tests fast; production sends 5 s.
-  const streams = new StreamHub(feed, 100);
+  const keyStore = new KeyStore(db.sqlite);
+  const streams = new StreamHub(feed, 100, (keyId) => keyStore.isActiveEnterprise(keyId));
   const app = createApp({
     readModel,
     streams,

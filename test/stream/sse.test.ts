@@ -153,3 +153,25 @@ test('bad filters and a bad Last-Event-ID are 400; list-only parameters are unkn
   expect((await bad('/api/v1/events/stream', { ...h, 'last-event-id': 'abc' })).invalid_params[0]!.name).toBe('Last-Event-ID');
   expect((await fetch(`${base}/api/v1/events/stream?city=istambul`, { headers: h })).status).toBe(400);
 });
+
+test('revoking a key ends its open streams at the next heartbeat; other keys stream on', async () => {
+  const keys = new KeyStore(t.db.sqlite);
+  const doomed = keys.create({ plan: 'enterprise', name: 'doomed', now: t.clock.now });
+  const read = async (key: string) => {
+    const r = await fetch(`${base}/api/v1/events/stream`, { headers: { authorization: `Bearer ${key}` } });
+    expect(r.status).toBe(200);
+    return r.body!.getReader();
+  };
+  const gone = await read(doomed.key);
+  const stays = await read(enterprise2);
+  await gone.read();
+  await stays.read();
+  keys.revoke(doomed.record.id, t.clock.now);
+  t.streams.ping();
+  // The revoked key's stream ends; the other one gets the ping.
+  let r = await gone.read();
+  while (!r.done) r = await gone.read();
+  expect(r.done).toBe(true);
+  expect(new TextDecoder().decode((await stays.read()).value)).toContain(': ping');
+  await stays.cancel();
+});

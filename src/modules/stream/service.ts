@@ -2,6 +2,8 @@ import { ApiError } from '../../http/problems.ts';
 import type { ChangeFeed, EventFilter } from '../../stream/feed.ts';
 
 export const MAX_STREAMS_PER_KEY = 5;
+/** Frames a client may leave unread before it is dropped (it can resume with Last-Event-ID). */
+export const MAX_BACKLOG = 10_000;
 export const HEARTBEAT_MS = 15_000;
 /** Tells EventSource clients how long to wait before reconnecting. */
 export const RETRY_MS = 5_000;
@@ -14,12 +16,14 @@ const encoder = new TextEncoder();
  */
 export class StreamHub {
   private readonly perKey = new Map<string, number>();
-  private readonly open = new Set<ReadableStreamDefaultController<Uint8Array>>();
+  private readonly open = new Map<ReadableStreamDefaultController<Uint8Array>, { keyId: string; close: () => void }>();
   private heartbeat: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly feed: ChangeFeed,
     private readonly retryMs: number = RETRY_MS,
+    /** Whether a key may still stream; checked at every heartbeat, so a revocation ends its streams. */
+    private readonly keyAllowed: (keyId: string) => boolean = () => true,
   ) {}
 
   get size(): number {
@@ -65,7 +69,12 @@ export class StreamHub {
         const sub = hub.feed.subscribe(filter, send, lastEventId);
         unsubscribe = sub.unsubscribe;
         if (sub.truncated) send(': replay truncated to the most recent changes; resync with the list endpoint and updated_since\n\n');
-        hub.open.add(controller);
+        hub.open.set(controller, { keyId, close: () => {
+          close();
+          try {
+            controller.close();
+          } catch {}
+        } });
         hub.heartbeat ??= setInterval(() => hub.ping(), HEARTBEAT_MS);
         signal.addEventListener('abort', close, { once: true });
       },
@@ -73,25 +82,31 @@ export class StreamHub {
     });
   }
 
-  /** A comment line to every stream, so proxies and clients see the connection alive. */
+  /**
+   * A comment line to every stream, so proxies and clients see the connection alive. Streams of
+   * keys that were revoked (or left Enterprise) are ended, and so are clients that stopped reading.
+   */
   ping(): void {
     const frame = encoder.encode(': ping\n\n');
-    for (const c of this.open) {
+    const allowed = new Map<string, boolean>();
+    for (const [c, s] of [...this.open]) {
+      let ok = allowed.get(s.keyId);
+      if (ok === undefined) allowed.set(s.keyId, (ok = this.keyAllowed(s.keyId)));
+      if (!ok || (c.desiredSize !== null && c.desiredSize < -MAX_BACKLOG)) {
+        s.close();
+        continue;
+      }
       try {
         c.enqueue(frame);
       } catch {
-        this.open.delete(c);
+        s.close();
       }
     }
   }
 
   /** Ends every stream (graceful stop). */
   closeAll(): void {
-    for (const c of [...this.open]) {
-      try {
-        c.close();
-      } catch {}
-    }
+    for (const s of [...this.open.values()]) s.close();
     this.open.clear();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     this.heartbeat = null;
