@@ -1,4 +1,6 @@
+import { statSync } from 'node:fs';
 import { SOURCE_NAMES, type SourceName } from './domain/event.ts';
+import { parseRange } from './limits/client-ip.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -106,6 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (sources.includes('tomtom') && !tomtomApiKey) throw new ConfigError('TOMTOM_API_KEY', 'required when SOURCES includes tomtom');
   if (sources.includes('here') && !hereApiKey) throw new ConfigError('HERE_API_KEY', 'required when SOURCES includes here');
   if (sources.includes('replay') && !replayDir) throw new ConfigError('REPLAY_DIR', 'required when SOURCES includes replay');
+  if (sources.includes('replay') && replayDir && !isDirectory(replayDir)) throw new ConfigError('REPLAY_DIR', `'${replayDir}' is not a folder`);
 
   const logLevel = str(env, 'LOG_LEVEL', 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -114,11 +117,16 @@ export function loadConfig(env: Env = process.env): Config {
 
   const trustProxy = list(env, 'TRUST_PROXY');
   for (const entry of trustProxy) {
-    if (!isIpOrCidr(entry)) throw new ConfigError('TRUST_PROXY', `'${entry}' is not an IP address or CIDR range`);
+    // The limiter's own parser, so what starts is exactly what the limiter understands.
+    if (parseRange(entry) === null) throw new ConfigError('TRUST_PROXY', `'${entry}' is not an IP address or CIDR range`);
   }
 
   const host = str(env, 'HOST', '0.0.0.0');
+  if (!isHost(host)) throw new ConfigError('HOST', `expected an IP address or a host name, got '${host}'`);
   const publicUrl = env.PUBLIC_URL?.trim() ? url(env, 'PUBLIC_URL', '').replace(/\/+$/, '') : '';
+  if (publicUrl !== '' && (publicUrl.includes('?') || publicUrl.includes('#'))) {
+    throw new ConfigError('PUBLIC_URL', `expected a base URL without query or fragment, got '${publicUrl}'`);
+  }
 
   return Object.freeze({
     port: int(env, 'PORT', 3000, 0, 65535),
@@ -142,14 +150,17 @@ export function loadConfig(env: Env = process.env): Config {
   });
 }
 
-function isIpOrCidr(s: string): boolean {
-  const [addr, bits, extra] = s.split('/');
-  if (extra !== undefined || addr === undefined) return false;
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(addr);
-  const isV4 = v4 !== null && v4.slice(1).every((o) => Number(o) <= 255);
-  const isV6 = !isV4 && addr.includes(':') && /^[0-9a-fA-F:.]+$/.test(addr);
-  if (!isV4 && !isV6) return false;
-  if (bits === undefined) return true;
-  if (!/^\d{1,3}$/.test(bits)) return false;
-  return Number(bits) <= (isV4 ? 32 : 128);
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** An IPv4 address, an IPv6 address, or a DNS host name. */
+function isHost(h: string): boolean {
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(h)) return h.split('.').every((o) => Number(o) <= 255);
+  if (h.includes(':')) return parseRange(h) !== null;
+  return /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(h);
 }

@@ -70,8 +70,14 @@ test('serves health, events from its first scan, and problem+json errors', async
   const health = await fetch(`${base}/api/v1/health`);
   expect(health.status).toBe(200);
   expect((await health.json()).checks.scanner.last_success_at).toBeString();
-  const events = await fetch(`${base}/api/v1/events/istanbul`);
-  const body = await events.json();
+  // The scan commits in the scanner thread; the served view is swapped in right after it.
+  let events = await fetch(`${base}/api/v1/events/istanbul`);
+  let body = await events.json();
+  for (const end = Date.now() + 5000; body.data.length === 0 && Date.now() < end; ) {
+    await Bun.sleep(50);
+    events = await fetch(`${base}/api/v1/events/istanbul`);
+    body = await events.json();
+  }
   expect(events.status).toBe(200);
   expect(body.data.length).toBeGreaterThan(0);
   expect(body.data.every((e: { city: { plate: number } }) => e.city.plate === 34)).toBe(true);

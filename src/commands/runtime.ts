@@ -1,7 +1,7 @@
 import { loadConfig, type Config } from '../config.ts';
 import { openDatabase, type OpenedDb } from '../db/client.ts';
 import { applyMigrations } from '../db/migrate.ts';
-import { createLogger, type Logger } from '../log.ts';
+import { createLogger, errorText, type Logger } from '../log.ts';
 import { GRID_CELLS } from '../scanner/grid/index.ts';
 import { markInterruptedScans, runScan, type ScanSummary } from '../scanner/scan.ts';
 import { createSources, SourceConfigError } from '../scanner/sources/index.ts';
@@ -20,8 +20,13 @@ export interface Runtime {
 export function openRuntime(env: Record<string, string | undefined> = process.env): Runtime {
   const config = loadConfig(env);
   const logger = createLogger(config.logLevel);
-  const main = openDatabase(config.databasePath);
-  applyMigrations(main.db);
+  let main: OpenedDb;
+  try {
+    main = openDatabase(config.databasePath);
+    applyMigrations(main.db);
+  } catch (err) {
+    throw new ConfigError('DATABASE_PATH', `cannot open '${config.databasePath}' as the database: ${errorText(err).replace(/^\w*Error: /, '')}`);
+  }
   return { config, logger, main };
 }
 

@@ -4,6 +4,7 @@ import { limitsGate } from '../http/plugins/limits.ts';
 import { Limits } from '../limits/index.ts';
 import { startScanLoop } from '../jobs/scan-loop.ts';
 import { errorText } from '../log.ts';
+import { ConfigError } from '../config.ts';
 import { checkHealth } from '../modules/health/service.ts';
 import { sqliteWindowSource } from '../read-model/load-window.ts';
 import { ReadModel } from '../read-model/read-model.ts';
@@ -71,7 +72,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
     gate: limitsGate(limits, { publicUrl: config.publicUrl }),
     health: () => checkHealth({ db: main.db, clock, startedAt, release: RELEASE, loop: loopView, activeEvents: () => readModel.activeCount }),
   });
-  app.listen({ port: config.port, hostname: config.host });
+  try {
+    app.listen({ port: config.port, hostname: config.host });
+  } catch (err) {
+    await scanner.stop();
+    throw new ConfigError('PORT', `cannot listen on ${config.host}:${config.port}: ${errorText(err).replace(/^\w*Error: /, '')}`);
+  }
   const port = app.server?.port;
   logger.info('listening', { host: config.host, port, release: RELEASE, database: config.databasePath, sources: config.sources });
 
