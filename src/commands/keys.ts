@@ -106,7 +106,7 @@ export async function keysCommand(argv: string[]): Promise<number> {
     const result = store.revoke(id!, now);
     if (result === null) {
       process.stderr.write(`trafik: no key with id ${id}\n`);
-      return 1;
+      return 2;
     }
     if (json) out(JSON.stringify({ ...recordJson(result.record), already_revoked: result.already }));
     else {

@@ -17,9 +17,10 @@ export interface Runtime {
   main: OpenedDb;
 }
 
-export function openRuntime(env: Record<string, string | undefined> = process.env): Runtime {
+export function openRuntime(env: Record<string, string | undefined> = process.env, opts: { logToStderr?: boolean } = {}): Runtime {
   const config = loadConfig(env);
-  const logger = createLogger(config.logLevel);
+  // One-shot commands keep stdout for their result (e.g. `scan --once --json`).
+  const logger = createLogger(config.logLevel, opts.logToStderr ? (l) => process.stderr.write(l) : undefined);
   let main: OpenedDb;
   try {
     main = openDatabase(config.databasePath);

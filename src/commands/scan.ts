@@ -9,12 +9,16 @@ export async function scanCommand(argv: string[]): Promise<number> {
   onlyFlags(args, ['once', 'json']);
   if (!args.flags.has('once')) throw new UsageError('scan needs --once (the continuous loop is `trafik serve`)');
   if (args.positionals.length > 0) throw new UsageError(`unexpected argument '${args.positionals[0]}'`);
-  const { config, logger, main } = openRuntime();
+  const { config, logger, main } = openRuntime(process.env, { logToStderr: true });
   const sources = buildSources(config, systemClock);
   // A server may be scanning this database right now: close only runs too old to be anyone's.
   const now = systemClock();
   markInterruptedScans(main.sqlite, now, now - STALE_RUN_MS);
-  const s = await scanAndPurge({ writer: main, sources, config, logger, clock: systemClock });
+  // Ctrl-C / SIGTERM: the cells not fetched yet fail (so nothing is cleared) and the scan commits
+  // what it has, instead of leaving its run row 'running'.
+  const abort = new AbortController();
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => abort.abort());
+  const s = await scanAndPurge({ writer: main, sources, config, logger, clock: systemClock, signal: abort.signal });
   main.sqlite.close();
   const line = args.flags.has('json')
     ? JSON.stringify(s)

@@ -13,11 +13,11 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
   return false;
 }
 
+type Coding = 'identity' | 'br' | 'gzip';
+
 interface PageInits {
-  notModified: ResponseInit;
-  identity: ResponseInit;
-  br: ResponseInit;
-  gzip: ResponseInit;
+  notModified: Record<Coding, ResponseInit>;
+  ok: Record<Coding, ResponseInit>;
 }
 
 // Header sets are built once per page and reused by every response that sends it.
@@ -26,27 +26,30 @@ const inits = new WeakMap<PreparedPage, PageInits>();
 function initsFor(page: PreparedPage): PageInits {
   let i = inits.get(page);
   if (i !== undefined) return i;
-  const validators = {
-    etag: page.body.etag,
-    'last-modified': new Date(page.lastModified).toUTCString(),
+  const lastModified = new Date(page.lastModified).toUTCString();
+  const validators = (coding: Coding) => ({
+    etag: page.body.etagFor(coding === 'identity' ? null : coding),
+    'last-modified': lastModified,
     'cache-control': DATA_CACHE_CONTROL,
     vary: 'Accept, Accept-Encoding',
-  };
-  const full = { ...validators, 'content-type': page.contentType };
+  });
+  const ok = (c: Coding): ResponseInit => ({ headers: { ...validators(c), 'content-type': page.contentType, ...(c === 'identity' ? {} : { 'content-encoding': c }) } });
   i = {
-    notModified: { status: 304, headers: validators },
-    identity: { headers: full },
-    br: { headers: { ...full, 'content-encoding': 'br' } },
-    gzip: { headers: { ...full, 'content-encoding': 'gzip' } },
+    notModified: { identity: { status: 304, headers: validators('identity') }, br: { status: 304, headers: validators('br') }, gzip: { status: 304, headers: validators('gzip') } },
+    ok: { identity: ok('identity'), br: ok('br'), gzip: ok('gzip') },
   };
   inits.set(page, i);
   return i;
 }
 
-/** A prepared page as a conditional, compressed response: 304 on a matching validator. */
+/**
+ * A prepared page as a conditional, compressed response. Each content-coding has its own strong
+ * ETag, so If-None-Match is compared with the one of the representation this request would get.
+ */
 export function sendPage(request: Request, page: PreparedPage): Response {
   const init = initsFor(page);
-  if (etagMatches(request.headers.get('if-none-match'), page.body.etag)) return new Response(null, init.notModified);
   const { body, encoding } = page.body.encodedFor(request.headers.get('accept-encoding'));
-  return new Response(body, encoding === null ? init.identity : init[encoding]);
+  const coding: Coding = encoding ?? 'identity';
+  if (etagMatches(request.headers.get('if-none-match'), page.body.etagFor(encoding))) return new Response(null, init.notModified[coding]);
+  return new Response(body, init.ok[coding]);
 }

@@ -84,7 +84,7 @@ function checkValue(s: SchemaLike, raw: string): string | null {
     return null;
   }
   if (s.type === 'number') {
-    if (!/^\d{1,9}(\.\d{1,9})?$/.test(raw)) return numReason(s);
+    if (!/^(\d{1,9}(\.\d{1,9})?|\.\d{1,9})$/.test(raw)) return numReason(s);
     const n = Number(raw);
     if (s.exclusiveMinimum !== undefined && n <= s.exclusiveMinimum) return numReason(s);
     if ((s.minimum !== undefined && n < s.minimum) || (s.maximum !== undefined && n > s.maximum)) return numReason(s);

@@ -392,7 +392,9 @@ export async function runScan(deps: ScannerDeps): Promise<ScanSummary> {
     cleared,
     errors,
   };
-  logger.info('scan finished', { ...summary, errors: errors.length, duration_ms: finishedAt - startedAt });
+  // A scan with failed cells says why in the log too, not only in scan_runs.errors.
+  const log = status === 'ok' ? logger.info : logger.warn;
+  log('scan finished', { ...summary, errors: errors.slice(0, 3), duration_ms: finishedAt - startedAt });
   return summary;
 }
 

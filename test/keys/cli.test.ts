@@ -104,7 +104,7 @@ describe('trafik keys against a running server', () => {
       [['keys', 'revoke'], 2],
       [['keys', 'revoke', 'a', 'b'], 2],
       [['keys', 'revoke', 'trk_live_not_an_id'], 2],
-      [['keys', 'revoke', 'key_0000000000000000'], 1],
+      [['keys', 'revoke', 'key_0000000000000000'], 2],
     ];
     const results = await Promise.all(cases.map(([args]) => cli(ws!, args)));
     results.forEach((r, i) => {

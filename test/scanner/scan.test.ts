@@ -469,11 +469,25 @@ describe('trafik scan --once', () => {
   });
 
   test('every cell failing: exit 1, the JSON says failed', async () => {
+    // A bot wall: the first answers put the source in back-off, every other cell fails at once.
+    const wall = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('<html>captcha</html>', { headers: { 'content-type': 'text/html' } }) });
+    try {
+      const r = await cli({ SOURCES: 'waze', WAZE_URL: `http://127.0.0.1:${wall.port}/georss`, DATABASE_PATH: h.db.path });
+      expect(r.code).toBe(1);
+      const summary = JSON.parse(r.stdout.trim());
+      expect(summary).toMatchObject({ status: 'failed', cellsOk: 0, cellsFailed: 220 });
+      expect(h.runs()[0]).toMatchObject({ status: 'failed', cellsFailed: 220 });
+    } finally {
+      wall.stop(true);
+    }
+  });
+
+  test('a REPLAY_DIR that is not a folder stops before scanning: exit 2, one line naming it', async () => {
     const r = await cli({ SOURCES: 'replay', REPLAY_DIR: join(h.db.dir, 'no-such-dir'), DATABASE_PATH: h.db.path });
-    expect(r.code).toBe(1);
-    const summary = JSON.parse(r.stdout.trim());
-    expect(summary).toMatchObject({ status: 'failed', cellsOk: 0, cellsFailed: 220 });
-    expect(h.runs()[0]).toMatchObject({ status: 'failed', cellsFailed: 220 });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('REPLAY_DIR');
   });
 
   test("leaves a running server's scan in flight alone, but closes runs too old to be alive", async () => {

@@ -123,7 +123,7 @@ export function docsRoutes(release: string, root: () => AnyElysia) {
 
 function sendPrepared(request: Request, body: PreparedBody, headers: Record<string, string>): Response {
   const { body: bytes, encoding } = body.encodedFor(request.headers.get('accept-encoding'));
-  const all: Record<string, string> = { ...headers, etag: body.etag, vary: 'Accept-Encoding' };
+  const all: Record<string, string> = { ...headers, etag: body.etagFor(encoding), vary: 'Accept-Encoding' };
   if (encoding !== null) all['content-encoding'] = encoding;
   return new Response(bytes, { headers: all });
 }

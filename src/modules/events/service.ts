@@ -132,7 +132,32 @@ export function parseListQuery(raw: RawListParams, opts: ParseOptions): ParsedLi
     bbox,
     near,
     updatedSince,
-    format: raw.format ?? (opts.accept !== null && opts.accept.includes('application/geo+json') ? 'geojson' : 'json'),
+    format: raw.format ?? (prefersGeoJson(opts.accept) ? 'geojson' : 'json'),
   };
   return { query, history };
+}
+
+/** The q-value an Accept header gives a media type: its exact range, else its family's, else the any-type range. */
+function mediaQuality(accept: string, type: string): number {
+  const family = `${type.slice(0, type.indexOf('/'))}/*`;
+  let best = -1;
+  let rank = -1;
+  for (const part of accept.split(',')) {
+    const [range, ...params] = part.trim().split(';');
+    const r = range?.trim().toLowerCase();
+    const level = r === type ? 3 : r === family ? 2 : r === '*/*' ? 1 : 0;
+    if (level === 0 || level < rank) continue;
+    const qp = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const q = qp === undefined ? 1 : Number(qp.slice(2));
+    rank = level;
+    best = Number.isFinite(q) ? Math.min(1, Math.max(0, q)) : 0;
+  }
+  return Math.max(0, best);
+}
+
+/** GeoJSON when the client asks for application/geo+json at least as much as for JSON. */
+function prefersGeoJson(accept: string | null): boolean {
+  if (accept === null || !accept.toLowerCase().includes('geo+json')) return false;
+  const geo = mediaQuality(accept, 'application/geo+json');
+  return geo > 0 && geo >= mediaQuality(accept, 'application/json');
 }
