@@ -216,21 +216,32 @@ export class ReadModel {
     const reuse = new Map<Entry, Entry>();
     const stale: string[] = [];
     const pendingById = new Map<string, { head: EventHead; active: boolean }>();
+    // Heads are read in steps, so a scan may commit between the active and the cleared ones: an
+    // event can then show up twice. The later read is the newer state, so it wins.
+    const heads = new Map<string, { head: EventHead; active: boolean }>();
     for (const chunk of this.source.heads(since, HEAD_CHUNK)) {
       for (const h of chunk) {
         const active = h.status === 'active' && h.lastSeenAt >= since;
-        if (!active && !(h.status === 'cleared' && h.clearedAt !== null && h.clearedAt >= since)) continue;
-        const old = prevById.get(h.id);
-        if (old !== undefined && old.rev === h.rev) {
-          const e = entryOf(h, active, old.len, old.ls, old.geometry);
-          reusedByOld.set(old, e);
-          reuse.set(e, old);
-        } else {
-          stale.push(h.id);
-          pendingById.set(h.id, { head: h, active });
+        if (!active && !(h.status === 'cleared' && h.clearedAt !== null && h.clearedAt >= since)) {
+          heads.delete(h.id);
+          continue;
         }
+        heads.set(h.id, { head: h, active });
       }
       yield;
+    }
+    let n = 0;
+    for (const [id, { head: h, active }] of heads) {
+      const old = prevById.get(id);
+      if (old !== undefined && old.rev === h.rev) {
+        const e = entryOf(h, active, old.len, old.ls, old.geometry);
+        reusedByOld.set(old, e);
+        reuse.set(e, old);
+      } else {
+        stale.push(id);
+        pendingById.set(id, { head: h, active });
+      }
+      if (++n % COPY_CHUNK === 0) yield;
     }
     for (let i = 0; i < stale.length; i += ROW_CHUNK) {
       for (const row of this.source.rows(stale.slice(i, i + ROW_CHUNK))) {
