@@ -42,9 +42,17 @@ export interface CoreFailure {
 
 export type CoreResult = { ok: true; body: unknown; requests: number } | CoreFailure;
 
+/**
+ * Consecutive connection failures or timeouts after which the upstream counts as unreachable and
+ * the source backs off: without it every one of the 220 cells paid a connection attempt and a
+ * jittered retry (about 80 s per scan against a closed port).
+ */
+export const UNREACHABLE_AFTER = 8;
+
 export class HttpSourceCore {
   readonly backoff: SourceBackoff;
   private readonly limiter: Limiter;
+  private unreachable = 0;
 
   constructor(
     readonly name: SourceName,
@@ -92,9 +100,17 @@ export class HttpSourceCore {
         secrets: this.secrets,
       });
       if (r.ok) {
+        this.unreachable = 0;
         this.backoff.succeed();
         return { ok: true, body: r.body, requests: r.requests };
       }
+      if ((r.kind === 'network' || r.kind === 'timeout') && !signal?.aborted) {
+        if (++this.unreachable >= UNREACHABLE_AFTER) {
+          this.unreachable = 0;
+          const until = this.backoff.trip(`unreachable: ${r.error}`, null);
+          return { ok: false, kind: r.kind, error: `${r.error}; ${this.name} backs off until ${new Date(until).toISOString()}`, requests: r.requests };
+        }
+      } else this.unreachable = 0;
       if (r.kind === 'blocked') {
         const until = this.backoff.trip(
           this.policy.describe(r),
