@@ -9,9 +9,9 @@ import { renderList } from './render.ts';
 
 export const WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Rows read per step of a rebuild; each step is a few milliseconds of main-thread work. */
-const HEAD_CHUNK = 500;
-const ROW_CHUNK = 250;
-const COPY_CHUNK = 1000;
+const HEAD_CHUNK = 250;
+const ROW_CHUNK = 125;
+const COPY_CHUNK = 500;
 /** Cached pages are bounded by count and by bytes, whatever the queries. */
 const PAGE_CACHE_MAX = 512;
 const PAGE_CACHE_BYTES = 24 * 1024 * 1024;
