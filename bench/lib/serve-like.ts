@@ -1,29 +1,25 @@
 /**
- * A server assembled the way `trafik serve` assembles one (src/commands/serve.ts), minus the
- * croner loop and the signal handling, for benchmarks that need to time its parts: the main
- * connection from openRuntime with `wal_autocheckpoint = 0`, a ScannerWorker on the same file,
- * the limits gate with its write-behind flush, the read model over sqliteWindowSource, the
- * change feed, the app listening. serve's scan loop body is `scan()`, then
- * `readModel.refreshAsync(yieldToLoop)`, then `feed.poll()`; callers run those three themselves.
+ * The server exactly as `trafik serve` runs it (src/server.ts `startServer`), without the croner
+ * loop, for benchmarks that time its parts: serve's loop body is `scan()` (the scanner),
+ * `feed.poll()` and `readModel.refreshAsync(yieldToLoop)`; callers run those themselves.
  *
- * `mainThread`: the server as it was before the worker (commit 64c9c15^): scanAndPurge on this
- * thread, on a second connection, the main connection autocheckpointing.
+ * `mainThread`: the scan on this thread instead of the worker (how serve ran before 64c9c15), on
+ * a second connection, for comparison. `deferScanner`: the worker starts on `startScanner()`, to
+ * measure what it adds.
  */
 import { systemClock } from '../../src/clock.ts';
 import { buildSources, markInterruptedScans, openRuntime, scanAndPurge } from '../../src/commands/runtime.ts';
 import type { Config } from '../../src/config.ts';
 import { openDatabase, type OpenedDb } from '../../src/db/client.ts';
-import { createApp, type App } from '../../src/http/app.ts';
-import { limitsGate } from '../../src/http/plugins/limits.ts';
-import { Limits } from '../../src/limits/index.ts';
+import type { App } from '../../src/http/app.ts';
+import type { Limits } from '../../src/limits/index.ts';
 import type { Logger } from '../../src/log.ts';
-import { checkHealth } from '../../src/modules/health/service.ts';
-import { StreamHub } from '../../src/modules/stream/service.ts';
-import { sqliteWindowSource, type WindowSource } from '../../src/read-model/load-window.ts';
-import { ReadModel } from '../../src/read-model/read-model.ts';
+import type { WindowSource } from '../../src/read-model/load-window.ts';
+import type { ReadModel } from '../../src/read-model/read-model.ts';
 import type { ScanSummary } from '../../src/scanner/scan.ts';
 import { ScannerWorker } from '../../src/scanner/worker-client.ts';
-import { ChangeFeed } from '../../src/stream/feed.ts';
+import { startServer, type Scanner } from '../../src/server.ts';
+import type { ChangeFeed } from '../../src/stream/feed.ts';
 
 export interface ServeLikeOptions {
   databasePath: string;
@@ -67,71 +63,46 @@ export async function startServeLike(opts: ServeLikeOptions): Promise<ServeLike>
   });
   buildSources(config, clock);
   markInterruptedScans(main.sqlite, clock());
-  let scanner: { scan(): Promise<ScanSummary>; stop(): Promise<void> } | null = null;
+  // The scanner behind a handle that can start later; serve itself starts the worker at once.
+  let inner: Scanner | null = null;
   const startScanner = async () => {
-    if (scanner !== null) return;
-    scanner = opts.mainThread ? inProcessScanner(config, logger) : await workerScanner(config);
+    if (inner !== null) return;
+    if (opts.mainThread) inner = inProcessScanner(config, logger);
+    else {
+      const w = new ScannerWorker(config);
+      await w.started();
+      inner = w;
+    }
   };
-  if (!opts.mainThread) main.sqlite.exec('PRAGMA wal_autocheckpoint = 0');
+  const scanner: Scanner = {
+    scan: () => (inner === null ? Promise.reject(new Error('scanner not started')) : inner.scan()),
+    statuses: (now) => inner?.statuses(now) ?? [],
+    stop: async () => inner?.stop(),
+  };
   if (!opts.deferScanner) await startScanner();
-
-  const limits = new Limits({ sqlite: main.sqlite, rateLimitPerMinute: config.rateLimitPerMinute, freeMonthlyQuota: config.freeMonthlyQuota, trustProxy: config.trustProxy, clock, logger });
-  limits.restoreWindows();
-  limits.start();
-  const source = sqliteWindowSource(main.sqlite);
-  const readModel = new ReadModel(opts.wrapSource ? opts.wrapSource(source) : source, clock, config.scanIntervalSeconds);
-  const feed = new ChangeFeed(main.sqlite);
-  const streams = new StreamHub(feed);
-  const startedAt = clock();
-  const loopView = { sources: config.sources, intervalSeconds: config.scanIntervalSeconds, nextScanAt: () => null, sourceStatuses: () => [] };
-  const app = createApp({
-    readModel,
-    streams,
-    sqlite: main.sqlite,
-    historyDays: config.historyDays,
-    clock,
-    logger,
-    release: 'bench',
-    publicUrl: config.publicUrl,
-    gate: limitsGate(limits, { publicUrl: config.publicUrl }),
-    health: () => checkHealth({ db: main.db, clock, startedAt, release: 'bench', loop: loopView, activeEvents: () => readModel.activeCount }),
-  });
-  app.listen({ port: config.port, hostname: config.host });
+  const server = await startServer({ config, logger, main, clock, loop: false, scanner, ...(opts.wrapSource ? { wrapSource: opts.wrapSource } : {}) });
+  if (opts.mainThread) main.sqlite.exec('PRAGMA wal_autocheckpoint = 1000');
   return {
     config,
     main,
-    app,
-    readModel,
-    feed,
-    limits,
-    origin: `http://127.0.0.1:${app.server!.port}`,
+    app: server.app,
+    readModel: server.readModel,
+    feed: server.feed,
+    limits: server.limits,
+    origin: `http://127.0.0.1:${server.port}`,
     startScanner,
-    scan: async () => {
-      if (scanner === null) throw new Error('scanner not started');
-      return await scanner.scan();
-    },
-    async stop() {
-      streams.closeAll();
-      await scanner?.stop();
-      await app.stop(true);
-      limits.close();
-      main.sqlite.close();
-    },
+    scan: () => scanner.scan(),
+    stop: () => server.stop(),
   };
 }
 
-async function workerScanner(config: Config) {
-  const w = new ScannerWorker(config);
-  await w.started();
-  return w;
-}
-
-function inProcessScanner(config: Config, logger: Logger) {
+function inProcessScanner(config: Config, logger: Logger): Scanner {
   const writer = openDatabase(config.databasePath);
   const sources = buildSources(config, systemClock);
   const abort = new AbortController();
   return {
     scan: () => scanAndPurge({ writer, sources, config, logger, clock: systemClock, signal: abort.signal }),
+    statuses: () => sources.map((s) => s.status()),
     async stop() {
       abort.abort();
       writer.sqlite.close();
