@@ -1,4 +1,5 @@
 import { afterEach, expect, test } from 'bun:test';
+import type { HealthReport } from '../../src/modules/health/service.ts';
 import type { SourceStatus } from '../../src/scanner/sources/source.ts';
 import { testApp, type TestApp } from '../helpers/app.ts';
 import { eventRow, insertEvents, insertScan } from '../helpers/factories.ts';
@@ -6,30 +7,8 @@ import { eventRow, insertEvents, insertScan } from '../helpers/factories.ts';
 // GET /api/v1/health (CONTRACT §2): pass / warn / fail, 200 for pass and warn, 503 for fail,
 // never cached, version "1.0".
 
-interface HealthBody {
-  status: 'pass' | 'warn' | 'fail';
-  version: string;
-  release: string;
-  uptime_seconds: number;
-  time: string;
-  checks: {
-    database: { status: string; latency_ms: number | null; error?: string };
-    scanner: {
-      status: string;
-      sources: string[];
-      last_scan_started_at: string | null;
-      last_success_at: string | null;
-      age_seconds: number | null;
-      duration_ms: number | null;
-      cells_total: number;
-      cells_ok: number;
-      cells_failed: number;
-      next_scan_at: string | null;
-      reasons: string[];
-    };
-  };
-  events: { active: number };
-}
+/** The report exactly as the service types it. */
+type HealthBody = HealthReport;
 
 const HOUR = 3_600_000;
 let t: TestApp;
