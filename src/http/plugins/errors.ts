@@ -39,6 +39,9 @@ export function errorHandler(opts: { publicUrl: string; logger: Logger }) {
         reason: ('summary' in e && typeof e.summary === 'string' ? e.summary : e.message) ?? 'invalid',
       }));
       api = invalidParams(params.length > 0 ? params : [{ name: 'request', reason: 'invalid' }]);
+    } else if (error instanceof URIError) {
+      // A path parameter with a broken percent-encoding: Elysia's decoding throws before routing.
+      api = new ApiError('invalid_parameter', 'The path has a malformed percent-encoding.', { invalid_params: [{ name: 'path', reason: 'malformed percent-encoding' }] });
     } else if (code === 'PARSE') api = new ApiError('invalid_parameter', 'The request could not be parsed.', { invalid_params: [{ name: 'body', reason: 'GET requests take no body' }] });
     else {
       opts.logger.error('unhandled error', { request_id: requestIdOf(set.headers), path: pathOf(request.url), error: errorText(error) });

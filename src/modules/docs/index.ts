@@ -95,14 +95,15 @@ export function docsRoutes(release: string, root: () => AnyElysia) {
       return sendPrepared(request, spec, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' });
     }, { detail: { hide: true } })
     .get('/swagger/assets/:name', async ({ params, request }) => {
-      const asset = ASSETS[params.name];
+      // Elysia leaves a path parameter it cannot percent-decode undefined.
+      const asset = typeof params.name === 'string' ? ASSETS[params.name] : undefined;
       if (asset === undefined) return notFound();
       let body = cache.get(params.name);
       if (body === undefined) cache.set(params.name, (body = new PreparedBody(await Bun.file(asset.path).bytes())));
       return sendPrepared(request, body, { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' });
     })
     .get('/problems/:slug', ({ params, request }) => {
-      const code = problemBySlug(params.slug);
+      const code = typeof params.slug === 'string' ? problemBySlug(params.slug) : undefined;
       if (code === undefined) return notFound();
       let body = problemPages.get(code);
       if (body === undefined) problemPages.set(code, (body = new PreparedBody(problemPage(code))));

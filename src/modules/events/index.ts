@@ -96,7 +96,10 @@ export function eventsRoutes(deps: EventsDeps) {
     .get(
       '/api/v1/events/:city',
       ({ params, query, request, access }) => {
-        const city = resolveCityOrThrow(decodeSegment(params.city), 'path');
+        // Elysia leaves a path parameter it cannot percent-decode undefined: the raw segment is
+        // then the best name to show back in the 404.
+        const segment = typeof params.city === 'string' ? params.city : rawCitySegment(request.url);
+        const city = resolveCityOrThrow(decodeSegment(segment), 'path');
         const parsed = parseListQuery(query as RawListParams, {
           accept: request.headers.get('accept'),
           now: clock(),
@@ -127,6 +130,12 @@ export function eventsRoutes(deps: EventsDeps) {
       },
     )
     .model({ EventList, EventFeatureCollection });
+}
+
+function rawCitySegment(url: string): string {
+  const start = url.indexOf('/api/v1/events/') + '/api/v1/events/'.length;
+  const q = url.indexOf('?', start);
+  return url.slice(start, q === -1 ? undefined : q);
 }
 
 /** Path params normally arrive decoded; a doubly-encoded or raw one is decoded once more, safely. */
