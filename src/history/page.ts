@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import type { CityRef } from '../domain/event.ts';
 import { toApiEvent, toFeature } from '../read-model/event-json.ts';
-import type { PreparedPage } from '../read-model/read-model.ts';
+import { sortedParams, type PreparedPage } from '../read-model/read-model.ts';
 import { renderList } from '../read-model/render.ts';
 import { queryHistory, type HistoryQuery } from './history.ts';
 
@@ -19,7 +19,6 @@ export interface HistoryPageContext {
 /** A history page from SQLite, in exactly the list envelope the 24-hour view serves. */
 export function historyPage(db: Database, q: HistoryQuery, ctx: HistoryPageContext): PreparedPage {
   const page = queryHistory(db, q);
-  const sortedParams = [...ctx.params].filter(([k]) => k !== 'format').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const { body, contentType } = renderList({
     events: page.rows.map((row) => {
       const ev = toApiEvent(row);
@@ -31,7 +30,7 @@ export function historyPage(db: Database, q: HistoryQuery, ctx: HistoryPageConte
     next: page.next,
     format: q.format,
     path: ctx.path,
-    sortedParams,
+    sortedParams: sortedParams(ctx.params),
     city: ctx.city,
     generatedAt: ctx.now,
     dataUpdatedAt: ctx.dataUpdatedAt,

@@ -6,10 +6,9 @@ import { ApiError, invalidParams, type InvalidParam } from './problems.ts';
  * ones, accept `1e2` or `+5` as integers and lose the field name on range errors; a traffic API
  * must instead refuse a typo'd filter rather than answer unfiltered data (CONTRACT §3).
  */
-export function strictQuery(schema: { properties: object }, opts: { refuse?: Record<string, string> } = {}) {
+export function strictQuery(schema: { properties: object }) {
   const props = schema.properties as Record<string, SchemaLike>;
   const names = new Set(Object.keys(props));
-  const refuse = opts.refuse ?? {};
   // Whether a query string is valid depends on nothing but the string: the hot ones (the same
   // page asked for again and again) skip the parse. Bounded, cleared when full.
   const known = new Set<string>();
@@ -30,8 +29,6 @@ export function strictQuery(schema: { properties: object }, opts: { refuse?: Rec
     const unknown: string[] = [];
     const bad: InvalidParam[] = [];
     for (const [name, value] of params) {
-      const refusal = refuse[name.toLowerCase()];
-      if (refusal !== undefined) throw new ApiError('invalid_parameter', refusal, { invalid_params: [{ name, reason: refusal }] });
       if (!names.has(name)) {
         if (!unknown.includes(name)) unknown.push(name);
         continue;

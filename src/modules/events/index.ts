@@ -83,13 +83,6 @@ export function eventsRoutes(deps: EventsDeps) {
           summary: 'List events across Turkey',
           description: listDescription,
           operationId: 'listEvents',
-          responses: {
-            200: {
-              description: 'A page of events',
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/EventList' } }, 'application/geo+json': { schema: { $ref: '#/components/schemas/EventFeatureCollection' } } },
-            },
-            304: { description: 'Not modified (If-None-Match matched the ETag)' },
-          },
         },
       },
     )
@@ -119,13 +112,6 @@ export function eventsRoutes(deps: EventsDeps) {
           summary: 'List events in one province',
           description: `${listDescription}\n\nThe \`{city}\` segment accepts any spelling of the 81 provinces — Turkish or ASCII letters in any case, percent-encoded or NFD, apostrophe suffixes (İstanbul'da), short and historic names (Antep, Urfa, Maraş, İzmit…) and plate codes (34, 06, 6). An unknown name answers 404 \`unknown_city\` with suggestions; it is never auto-corrected. A valid city with no events is 200 with an empty \`data\`.`,
           operationId: 'listCityEvents',
-          responses: {
-            200: {
-              description: 'A page of events in the province',
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/EventList' } }, 'application/geo+json': { schema: { $ref: '#/components/schemas/EventFeatureCollection' } } },
-            },
-            304: { description: 'Not modified (If-None-Match matched the ETag)' },
-          },
         },
       },
     )
