@@ -1,30 +1,39 @@
+import type { Static, TSchema } from 'elysia';
 import { ApiError, invalidParams, type InvalidParam } from './problems.ts';
 
 /**
- * Checks a request's raw query string against the route's own `t` query schema before Elysia's
- * coercing validator sees it. Elysia would drop unknown parameters, take the last of repeated
- * ones, accept `1e2` or `+5` as integers and lose the field name on range errors; a traffic API
- * must instead refuse a typo'd filter rather than answer unfiltered data (CONTRACT §3).
+ * The query parameters of a route, parsed from the raw query string against the route's own `t`
+ * schema — the one parser and validator of query strings (the routes give Elysia no `query:`
+ * schema; the OpenAPI document gets it from `queryParameters`). Elysia's coercing validator
+ * would drop unknown parameters, take the last of repeated ones, accept `1e2` or `+5` as
+ * integers and lose the field name on range errors; a traffic API must instead refuse a typo'd
+ * filter rather than answer unfiltered data (CONTRACT §3). Integers and numbers come back as
+ * numbers, everything else as the string sent; defaults are the services' business.
  */
-export function strictQuery(schema: { properties: object }) {
+export function strictQuery<S extends TSchema & { properties: object }>(schema: S): (url: string) => Static<S> {
   const props = schema.properties as Record<string, SchemaLike>;
   const names = new Set(Object.keys(props));
-  // Whether a query string is valid depends on nothing but the string: the hot ones (the same
-  // page asked for again and again) skip the parse. Bounded, cleared when full.
-  const known = new Set<string>();
-  return function checkQuery(url: string): void {
+  const numeric = new Set([...names].filter((n) => isNumeric(props[n]!)));
+  const none = Object.freeze({}) as Static<S>;
+  // What a query string means depends on nothing but the string: the hot ones (the same page
+  // asked for again and again) skip the parse. Bounded, cleared when full.
+  const known = new Map<string, Static<S>>();
+  return function parseQuery(url: string): Static<S> {
     const q = url.indexOf('?');
-    if (q === -1 || q === url.length - 1) return;
+    if (q === -1 || q === url.length - 1) return none;
     const raw = url.slice(q + 1);
-    if (known.has(raw)) return;
-    check(raw);
+    const hit = known.get(raw);
+    if (hit !== undefined) return hit;
+    const parsed = Object.freeze(parse(raw)) as Static<S>;
     if (raw.length <= 512) {
       if (known.size >= 4096) known.clear();
-      known.add(raw);
+      known.set(raw, parsed);
     }
+    return parsed;
   };
-  function check(raw: string): void {
+  function parse(raw: string): Record<string, string | number> {
     const params = new URLSearchParams(raw);
+    const out: Record<string, string | number> = {};
     const seen = new Set<string>();
     const unknown: string[] = [];
     const bad: InvalidParam[] = [];
@@ -34,12 +43,13 @@ export function strictQuery(schema: { properties: object }) {
         continue;
       }
       if (seen.has(name)) {
-        bad.push({ name, reason: 'given more than once; send it once (lists are comma-separated)' });
+        bad.push({ name, reason: REPEATED });
         continue;
       }
       seen.add(name);
       const reason = checkValue(props[name]!, value);
       if (reason !== null) bad.push({ name, reason });
+      else out[name] = numeric.has(name) ? Number(value) : value;
     }
     if (unknown.length > 0) {
       const list = unknown.map((n) => `'${n.slice(0, 40)}'`).join(', ');
@@ -48,7 +58,14 @@ export function strictQuery(schema: { properties: object }) {
       });
     }
     if (bad.length > 0) throw invalidParams(bad);
+    return out;
   }
+}
+
+const REPEATED = 'given more than once; send it once (lists are comma-separated)';
+
+function isNumeric(s: SchemaLike): boolean {
+  return s.type === 'integer' || s.type === 'number' || s.anyOf?.some((a) => a.type === 'integer' || a.type === 'number') === true;
 }
 
 interface SchemaLike {

@@ -5,6 +5,8 @@
  * response carries the rate-limit and request-id headers, and Elysia's coercing integers
  * (string|integer unions) are shown as the plain integers clients send.
  */
+import { PARAMETERS } from '../parameters.ts';
+
 type Json = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -52,6 +54,10 @@ export function polishSpec(doc: Json, extraSchemas: Record<string, Json>): Json 
   for (const [path, item] of Object.entries(paths)) {
     if (!isObj(item) || !isObj(item.get)) continue;
     const op = item.get;
+    if (Array.isArray(op[PARAMETERS])) {
+      op.parameters = op[PARAMETERS];
+      delete op[PARAMETERS];
+    }
     if (Array.isArray(op.parameters)) {
       for (const p of op.parameters) if (isObj(p) && isObj(p.schema)) p.schema = cleanParamSchema(p.schema);
     }

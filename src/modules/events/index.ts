@@ -6,6 +6,7 @@ import { sendPage } from '../../http/send.ts';
 import { accessContext } from '../../http/plugins/limits.ts';
 import { historyPage } from '../../history/page.ts';
 import type { ReadModel } from '../../read-model/read-model.ts';
+import { PARAMETERS, parameterDocs } from '../parameters.ts';
 import { errorResponses } from '../responses.ts';
 import { CityListQuery, CityParams, EventFeatureCollection, EventList, ListQuery } from './model.ts';
 import { cityRef, parseListQuery, resolveCityOrThrow, type ParsedList, type RawListParams } from './service.ts';
@@ -57,8 +58,8 @@ export function eventsRoutes(deps: EventsDeps) {
     .use(accessContext)
     .get(
       '/api/v1/events',
-      ({ query, request, access }) => {
-        const raw = query as RawListParams;
+      ({ request, access }) => {
+        const raw: RawListParams = checkList(request.url);
         const city = raw.city === undefined ? null : resolveCityOrThrow(raw.city, 'query');
         const parsed = parseListQuery(raw, {
           accept: request.headers.get('accept'),
@@ -75,25 +76,25 @@ export function eventsRoutes(deps: EventsDeps) {
         return page(request, parsed, '/api/v1/events', params, city && cityRef(city));
       },
       {
-        transform: ({ request }) => checkList(request.url),
-        query: ListQuery,
         response: { 200: EventList, ...errorResponses(400, 403) },
         detail: {
           tags: ['Events'],
           summary: 'List events across Turkey',
           description: listDescription,
           operationId: 'listEvents',
+          [PARAMETERS]: parameterDocs({ query: ListQuery }),
         },
       },
     )
     .get(
       '/api/v1/events/:city',
-      ({ params, query, request, access }) => {
+      ({ params, request, access }) => {
+        const query: RawListParams = checkCityList(request.url);
         // Elysia leaves a path parameter it cannot percent-decode undefined: the raw segment is
         // then the best name to show back in the 404.
         const segment = typeof params.city === 'string' ? params.city : rawCitySegment(request.url);
         const city = resolveCityOrThrow(decodeSegment(segment), 'path');
-        const parsed = parseListQuery(query as RawListParams, {
+        const parsed = parseListQuery(query, {
           accept: request.headers.get('accept'),
           now: clock(),
           plate: city.plate,
@@ -103,15 +104,13 @@ export function eventsRoutes(deps: EventsDeps) {
         return page(request, parsed, `/api/v1/events/${city.slug}`, () => paramsOf(request.url), cityRef(city));
       },
       {
-        transform: ({ request }) => checkCityList(request.url),
-        params: CityParams,
-        query: CityListQuery,
         response: { 200: EventList, ...errorResponses(400, 403, 404) },
         detail: {
           tags: ['Events'],
           summary: 'List events in one province',
           description: `${listDescription}\n\nThe \`{city}\` segment accepts any spelling of the 81 provinces — Turkish or ASCII letters in any case, percent-encoded or NFD, apostrophe suffixes (İstanbul'da), short and historic names (Antep, Urfa, Maraş, İzmit…) and plate codes (34, 06, 6). An unknown name answers 404 \`unknown_city\` with suggestions; it is never auto-corrected. A valid city with no events is 200 with an empty \`data\`.`,
           operationId: 'listCityEvents',
+          [PARAMETERS]: parameterDocs({ path: CityParams, query: CityListQuery }),
         },
       },
     )

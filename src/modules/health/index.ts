@@ -18,7 +18,9 @@ export function healthRoutes(deps: { check: () => HealthReport }) {
       });
     },
     {
-      transform: ({ request }) => checkNoQuery(request.url),
+      transform: ({ request }) => {
+        checkNoQuery(request.url);
+      },
       response: { 200: Health, 503: { ...Health, description: 'status is fail: the database is unreachable or no scan has succeeded for 24 hours' }, ...errorResponses(400) },
       detail: {
         tags: ['Health'],

@@ -5,6 +5,7 @@ import { accessContext } from '../../http/plugins/limits.ts';
 import { sendPage } from '../../http/send.ts';
 import { strictQuery } from '../../http/strict-query.ts';
 import type { ReadModel } from '../../read-model/read-model.ts';
+import { PARAMETERS, parameterDocs } from '../parameters.ts';
 import { errorResponses } from '../responses.ts';
 import { Stats, StatsQuery } from './model.ts';
 import { parseStatsRange, rangeStatsPage } from './service.ts';
@@ -20,21 +21,21 @@ export interface StatsDeps {
 export function statsRoutes(deps: StatsDeps) {
   return new Elysia({ name: 'trafik.stats' }).use(accessContext).get(
     '/api/v1/stats',
-    ({ query, request, access }) => {
+    ({ request, access }) => {
+      const query = checkStats(request.url);
       const now = deps.clock();
       const top = query.top ?? 10;
       const range = parseStatsRange(query, { now, enterprise: access.plan === 'enterprise', historyDays: deps.history.historyDays });
       return sendPage(request, range === null ? deps.readModel.statsPage(top) : rangeStatsPage(deps.history.sqlite, deps.readModel, range, top, now));
     },
     {
-    transform: ({ request }) => checkStats(request.url),
-    query: StatsQuery,
     response: { 200: Stats, ...errorResponses(400, 403) },
     detail: {
       tags: ['Statistics'],
       summary: 'Aggregate statistics over the 24-hour window',
       description: 'Counts of active events, by type (all four keys always present) and severity, the busiest provinces, and how many events were created and cleared in the last 24 hours. Supports If-None-Match → 304. Enterprise: `from`/`to` count the events seen during that range, from the stored history, and add `range`.',
       operationId: 'getStats',
+      [PARAMETERS]: parameterDocs({ query: StatsQuery }),
     },
   },
   );

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.ts';
 import { accessContext, requireEnterprise } from '../../http/plugins/limits.ts';
 import { strictQuery } from '../../http/strict-query.ts';
 import { eventFilter } from '../../stream/filter.ts';
+import { PARAMETERS, parameterDocs } from '../parameters.ts';
 import { errorResponses } from '../responses.ts';
 import { parseListQuery, resolveCityOrThrow, type RawListParams } from '../events/service.ts';
 import { StreamQuery } from './model.ts';
@@ -13,9 +14,9 @@ const checkStream = strictQuery(StreamQuery);
 export function streamRoutes(deps: { hub: StreamHub; clock: Clock }) {
   return new Elysia({ name: 'trafik.stream' }).use(accessContext).get(
     '/api/v1/events/stream',
-    ({ query, request, access, server }) => {
+    ({ request, access, server }) => {
+      const raw: RawListParams = checkStream(request.url);
       requireEnterprise(access, 'stream', 'The live event stream belongs to the Enterprise plan; poll the list endpoints with updated_since on Free.');
-      const raw = query as RawListParams;
       const city = raw.city === undefined ? null : resolveCityOrThrow(raw.city, 'query');
       const { query: q } = parseListQuery(raw, { accept: null, now: deps.clock(), plate: city?.plate ?? null, enterprise: true, historyDays: 1 });
       const lastEventId = parseLastEventId(request.headers.get('last-event-id'));
@@ -27,14 +28,13 @@ export function streamRoutes(deps: { hub: StreamHub; clock: Clock }) {
       });
     },
     {
-      transform: ({ request }) => checkStream(request.url),
-      query: StreamQuery,
       response: errorResponses(400, 403),
       detail: {
         tags: ['Events'],
         summary: 'Live stream of event changes (Server-Sent Events, Enterprise)',
         description: `One message per change: \`id\` = the change's sequence number, \`event\` = \`traffic_event.created|updated|cleared\`, \`data\` = the Event JSON. Takes the list filters (\`city\`, \`type\`, \`severity\`, \`bbox\`, \`near\`/\`radius_km\`). Reconnect with \`Last-Event-ID\` (EventSource does it for you) to replay what was missed from the outbox (up to 10,000 changes, within HISTORY_DAYS). A \`: ping\` comment every 15 s; no idle timeout. Opening a stream counts as one request; at most 5 concurrent streams per key (429 beyond). Free: 403 plan_required.`,
         operationId: 'streamEvents',
+        [PARAMETERS]: parameterDocs({ query: StreamQuery }),
       },
     },
   );

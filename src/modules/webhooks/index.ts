@@ -19,7 +19,9 @@ export function webhooksRoutes(deps: { sqlite: Database }) {
       return new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
     },
     {
-      transform: ({ request }) => checkNoQuery(request.url),
+      transform: ({ request }) => {
+        checkNoQuery(request.url);
+      },
       response: { 200: WebhookList, ...errorResponses(400, 403) },
       detail: {
         tags: ['Webhooks'],
