@@ -1,15 +1,23 @@
 /**
- * The limiter's cost on the hot path, against raw Bun.serve baselines returning the same bytes:
+ * The limiter's cost on the hot path, against Bun.serve baselines returning the same bytes:
  *  (a) GET /api/v1/events?limit=100 on 5,000 seeded events through the real `trafik serve`
- *      (limiter, key check, Free quota counting and its write-behind all on, default limits),
- *      clients spread over 10,000 addresses in X-Forwarded-For from a trusted loopback proxy
- *      (TRUST_PROXY=127.0.0.1), so nobody reaches the per-minute limit;
- *  (b) the 429 path: one address far over its limit, every request refused.
- * Baselines: `raw` answers the same body with only its content type (bench/lib/raw-server.ts);
- * `raw+headers` answers the same body and the same response headers trafik sent (CONTRACT §1/§4
- * make ~10 of them mandatory), so the report separates the limiter's cost from the headers' cost.
+ *      (limiter, key check, Free quota counting and its write-behind all on), clients spread over
+ *      10,000 addresses in X-Forwarded-For from a trusted loopback proxy (TRUST_PROXY=127.0.0.1);
+ *  (b) the 429 path: one address far over the default 60 a minute, every request refused.
+ * 10,000 addresses at 60 a minute allow only 10,000 req/s without refusals, a fraction of what a
+ * core serves: (a) runs on its own `trafik serve` with RATE_LIMIT_PER_MINUTE=1000, so nobody
+ * reaches the limit while the limiter does the same work per request; (b) runs on one with the
+ * defaults.
+ * Baselines, each its own process:
+ *  - `raw`: the same body with only its content type (bench/lib/raw-server.ts);
+ *  - `raw+headers`: the same body and the same response headers trafik sent (CONTRACT §1/§4 make
+ *    ~10 of them mandatory);
+ *  - `floor`: the least any server can do per request and still answer as the contract requires
+ *    (bench/lib/floor-server.ts): client address, request id, key and negotiation headers read, a
+ *    per-client count, the same headers with per-request values. `floor / raw` bounds what any
+ *    implementation of the contract can reach on this runtime.
  *
- * Server pinned to CPU 0, wrk (another process) to CPU 1; warm-up, then all runs in turn for
+ * Servers pinned to CPU 0, wrk (another process) to CPU 1; warm-up, then all runs in turn for
  * several rounds; medians. Besides req/s, each run reports the server's CPU time per request
  * (utime+stime from /proc), which stays meaningful when other work shares the machine.
  *   bun bench/limits.ts [--seconds 8] [--rounds 3] [--connections 64]
@@ -71,37 +79,43 @@ end
 `,
   );
 
-  const ports = { trafik: 3711, rawPage: 3712, raw429: 3713, rawPageHeaders: 3714, raw429Headers: 3715 };
-  const trafik = Bun.spawn([...pin(0), 'bun', join(root, 'src/main.ts'), 'serve'], {
-    env: {
-      ...process.env,
-      PORT: String(ports.trafik),
-      HOST: '127.0.0.1',
-      DATABASE_PATH: dbPath,
-      SOURCES: 'replay',
-      REPLAY_DIR: dir,
-      SCAN_INTERVAL_SECONDS: '86400',
-      LOG_LEVEL: 'warn',
-      TRUST_PROXY: '127.0.0.1',
-      // Default limits: 60 per minute per address, 1,000 a month per address.
-      RATE_LIMIT_PER_MINUTE: '60',
-      FREE_MONTHLY_QUOTA: '1000',
-    },
-    stdout: 'inherit',
-    stderr: 'inherit',
-  });
+  const ports = { trafik: 3711, rawPage: 3712, raw429: 3713, rawPageHeaders: 3714, raw429Headers: 3715, trafikPage: 3716, floorPage: 3717, floor429: 3718 };
+  const PAGE_LIMIT = 1000;
+  const serve = (port: number, perMinute: number) =>
+    Bun.spawn([...pin(0), 'bun', join(root, 'src/main.ts'), 'serve'], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATABASE_PATH: dbPath,
+        SOURCES: 'replay',
+        REPLAY_DIR: dir,
+        SCAN_INTERVAL_SECONDS: '86400',
+        LOG_LEVEL: 'warn',
+        TRUST_PROXY: '127.0.0.1',
+        RATE_LIMIT_PER_MINUTE: String(perMinute),
+        // The default: 1,000 a month per address (each address makes ~150 requests here).
+        FREE_MONTHLY_QUOTA: '1000',
+      },
+      stdout: 'inherit',
+      stderr: 'inherit',
+    });
+  const trafik = serve(ports.trafik, 60);
+  const trafikPage = serve(ports.trafikPage, PAGE_LIMIT);
   const raws: ReturnType<typeof Bun.spawn>[] = [];
   try {
     const base = `http://127.0.0.1:${ports.trafik}`;
+    const pageBase = `http://127.0.0.1:${ports.trafikPage}`;
     await waitForHttp(`${base}/api/v1/health`);
+    await waitForHttp(`${pageBase}/api/v1/health`);
     await Bun.sleep(500);
 
     // Uncompressed, as wrk asks for it (it sends no Accept-Encoding).
-    const page = await fetch(`${base}${PATH}`, { headers: { 'x-forwarded-for': '192.0.2.1', 'accept-encoding': 'identity' } });
+    const page = await fetch(`${pageBase}${PATH}`, { headers: { 'x-forwarded-for': '192.0.2.1', 'accept-encoding': 'identity' } });
     const pageBytes = new Uint8Array(await page.arrayBuffer());
     const body = JSON.parse(new TextDecoder().decode(pageBytes));
     if (page.status !== 200 || body.data.length !== 100) throw new Error(`unexpected page: ${page.status}, ${body.data?.length} items`);
-    if (page.headers.get('x-ratelimit-remaining') !== '59' || page.headers.get('x-quota-remaining') !== '999') throw new Error('limiter not on the path');
+    if (page.headers.get('x-ratelimit-remaining') !== String(PAGE_LIMIT - 1) || page.headers.get('x-quota-remaining') !== '999') throw new Error('limiter not on the path');
     writeFileSync(join(dir, 'page.json'), pageBytes);
     writeFileSync(join(dir, 'page-headers.json'), JSON.stringify(responseHeaders(page)));
 
@@ -124,17 +138,35 @@ end
     spawnRaw([rawServer, String(ports.raw429), '/api/v1/events', join(dir, '429.json'), 'application/problem+json', '429']);
     spawnRaw([self, '--raw-server', String(ports.rawPageHeaders), join(dir, 'page.json'), '200', join(dir, 'page-headers.json')]);
     spawnRaw([self, '--raw-server', String(ports.raw429Headers), join(dir, '429.json'), '429', join(dir, '429-headers.json')]);
-    for (const p of [ports.rawPage, ports.raw429, ports.rawPageHeaders, ports.raw429Headers]) await waitForHttp(`http://127.0.0.1:${p}${PATH}`).catch(() => {});
+    const floor = (port: number, perMinute: number) =>
+      spawnRaw([join(import.meta.dir, 'lib/floor-server.ts'), String(port), String(perMinute), '127.0.0.1', join(dir, 'page.json'), join(dir, 'page-headers.json'), join(dir, '429.json'), join(dir, '429-headers.json')]);
+    floor(ports.floorPage, PAGE_LIMIT);
+    floor(ports.floor429, 60);
+    for (const p of [ports.rawPage, ports.raw429, ports.rawPageHeaders, ports.raw429Headers, ports.floorPage, ports.floor429]) await waitForHttp(`http://127.0.0.1:${p}${PATH}`).catch(() => {});
     await Bun.sleep(200);
+    // The floor answers what trafik answers: same body, same header names.
+    const floorPage = await fetch(`http://127.0.0.1:${ports.floorPage}${PATH}`, { headers: { 'x-forwarded-for': '192.0.2.1' } });
+    const floorBytes = new Uint8Array(await floorPage.arrayBuffer());
+    if (floorPage.status !== 200 || Buffer.compare(floorBytes, pageBytes) !== 0) throw new Error('floor page differs from trafik page');
+    const headerNames = (r: Response) => [...r.headers.keys()].filter((k) => k !== 'date' && k !== 'content-length').sort().join(',');
+    if (headerNames(floorPage) !== headerNames(page)) throw new Error(`floor page headers differ: ${headerNames(floorPage)} vs ${headerNames(page)}`);
+    for (let i = 0; i < 61; i++) await (await fetch(`http://127.0.0.1:${ports.floor429}${PATH}`)).arrayBuffer();
+    const floorRefused = await fetch(`http://127.0.0.1:${ports.floor429}${PATH}`);
+    const withoutId = (text: string, r: Response) => text.replace(r.headers.get('x-request-id')!, '');
+    if (floorRefused.status !== 429 || headerNames(floorRefused) !== headerNames(refused) || withoutId(await floorRefused.text(), floorRefused) !== withoutId(new TextDecoder().decode(refusedBytes), refused)) {
+      throw new Error(`floor 429 differs from trafik's: ${floorRefused.status} ${headerNames(floorRefused)}`);
+    }
 
-    const [pRaw, p429, pRawH, p429H] = raws.map((r) => r.pid) as [number, number, number, number];
+    const [pRaw, p429, pRawH, p429H, pFloorPage, pFloor429] = raws.map((r) => r.pid) as [number, number, number, number, number, number];
     const targets = {
-      'trafik page, 10k clients': { url: `${base}${PATH}`, script: xffScript, pid: trafik.pid },
+      'trafik page, 10k clients': { url: `${pageBase}${PATH}`, script: xffScript, pid: trafikPage.pid },
       'raw page': { url: `http://127.0.0.1:${ports.rawPage}${PATH}`, script: xffScript, pid: pRaw },
       'raw+headers page': { url: `http://127.0.0.1:${ports.rawPageHeaders}${PATH}`, script: xffScript, pid: pRawH },
+      'floor page': { url: `http://127.0.0.1:${ports.floorPage}${PATH}`, script: xffScript, pid: pFloorPage },
       'trafik 429': { url: `${base}${PATH}`, script: undefined, pid: trafik.pid },
       'raw 429': { url: `http://127.0.0.1:${ports.raw429}${PATH}`, script: undefined, pid: p429 },
       'raw+headers 429': { url: `http://127.0.0.1:${ports.raw429Headers}${PATH}`, script: undefined, pid: p429H },
+      'floor 429': { url: `http://127.0.0.1:${ports.floor429}${PATH}`, script: undefined, pid: pFloor429 },
     };
     type Name = keyof typeof targets;
     const names = Object.keys(targets) as Name[];
@@ -163,13 +195,21 @@ end
     const ratios = (a: Name, b: Name) => `${(rps(a) / rps(b)).toFixed(3)} by req/s, ${(cpu(b) / cpu(a)).toFixed(3)} by CPU per request`;
     console.log(`(a) page with limiter / raw:          ${ratios('trafik page, 10k clients', 'raw page')}   (target >= 0.75)`);
     console.log(`    page with limiter / raw+headers:  ${ratios('trafik page, 10k clients', 'raw+headers page')}`);
+    console.log(`    page with limiter / floor:        ${ratios('trafik page, 10k clients', 'floor page')}`);
+    console.log(`    floor / raw (the best possible):  ${ratios('floor page', 'raw page')}`);
     console.log(`(b) 429 / raw:                        ${ratios('trafik 429', 'raw 429')}   (target >= 0.75)`);
     console.log(`    429 / raw+headers:                ${ratios('trafik 429', 'raw+headers 429')}`);
-    if (non2xx('trafik page, 10k clients') > 0) console.log('WARNING: some clients reached a limit during (a); its numbers include refusals');
+    console.log(`    429 / floor:                      ${ratios('trafik 429', 'floor 429')}`);
+    console.log(`    floor / raw (the best possible):  ${ratios('floor 429', 'raw 429')}`);
+    for (const n of ['trafik page, 10k clients', 'floor page'] as const) {
+      if (non2xx(n) > 0) console.log(`WARNING: some clients reached a limit during '${n}'; its numbers include refusals`);
+    }
   } finally {
     trafik.kill('SIGTERM');
+    trafikPage.kill('SIGTERM');
     for (const r of raws) r.kill();
     await trafik.exited;
+    await trafikPage.exited;
     rmSync(dir, { recursive: true, force: true });
   }
 }
