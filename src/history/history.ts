@@ -107,7 +107,7 @@ export function queryHistory(db: Database, q: HistoryQuery): HistoryPage {
     }
   }
   const last = rows[rows.length - 1];
-  return { rows, total, next: hasMore && last !== undefined ? { reportedAt: last.reportedAt, id: last.id } : null };
+  return { rows, total, next: hasMore && last !== undefined ? { reportedAt: last.reportedAt, id: last.id, range: { from: q.from, to: q.to } } : null };
 }
 
 export interface HistoryStats {

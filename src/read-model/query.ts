@@ -18,18 +18,35 @@ export interface ListQuery {
 export interface Cursor {
   reportedAt: number;
   id: string;
+  /**
+   * History pages only: the range of the first page (epoch ms). A range left open — no `to`
+   * ("until now"), no `from` ("24 hours ago") — is pinned by the cursor, so later pages read the
+   * same range and events newer than the first page cannot slip into them.
+   */
+  range?: { from: number; to: number };
 }
 
 export function encodeCursor(c: Cursor): string {
-  return Buffer.from(`1.${c.reportedAt}.${c.id}`, 'utf8').toString('base64url');
+  const text = c.range === undefined ? `1.${c.reportedAt}.${c.id}` : `2.${c.reportedAt}.${c.range.from}.${c.range.to}.${c.id}`;
+  return Buffer.from(text, 'utf8').toString('base64url');
 }
+
+const ID = '([A-Za-z0-9_:.-]{1,200})';
+const MS = '(\\d{1,15})';
+const V1 = new RegExp(`^1\\.${MS}\\.${ID}$`);
+const V2 = new RegExp(`^2\\.${MS}\\.${MS}\\.${MS}\\.${ID}$`);
 
 export function decodeCursor(s: string): Cursor | null {
   if (!/^[A-Za-z0-9_-]{1,400}$/.test(s)) return null;
   const text = Buffer.from(s, 'base64url').toString('utf8');
-  const m = /^1\.(\d{1,15})\.([A-Za-z0-9_:.-]{1,200})$/.exec(text);
-  if (m === null) return null;
-  return { reportedAt: Number(m[1]), id: m[2]! };
+  const v1 = V1.exec(text);
+  if (v1 !== null) return { reportedAt: Number(v1[1]), id: v1[2]! };
+  const v2 = V2.exec(text);
+  if (v2 === null) return null;
+  const from = Number(v2[2]);
+  const to = Number(v2[3]);
+  if (from > to) return null;
+  return { reportedAt: Number(v2[1]), id: v2[4]!, range: { from, to } };
 }
 
 const EARTH_KM = 6371.0088;

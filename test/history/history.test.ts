@@ -142,3 +142,71 @@ describe('Enterprise history', () => {
     expect(body.range.created).toBe(1);
   });
 });
+
+describe('paging history with an open range', () => {
+  let p: LimitsTestApp;
+  let key: string;
+  beforeAll(async () => {
+    p = await limitsApp({ rate: 100_000, events: 0 });
+    const n = p.clock.now;
+    insertEvents(
+      p.db.db,
+      Array.from({ length: 5 }, (_, i) =>
+        eventRow({ id: `evt_page_${i}`, reportedAt: n - (i + 1) * HOUR, firstSeenAt: n - (i + 1) * HOUR, lastSeenAt: n - 60_000, updatedAt: n - (i + 1) * HOUR }, n),
+      ),
+    );
+    insertScan(p.db.db, n - 30_000);
+    p.readModel.refresh();
+    key = new KeyStore(p.db.sqlite).create({ plan: 'enterprise', name: 'pager', now: n }).key;
+  });
+  afterAll(() => p.cleanup());
+
+  type Page = { data: { id: string }[]; pagination: { next: string | null; next_cursor: string | null; total: number }; meta: { history: { from: string; to: string } } };
+  const page = async (path: string) => (await p.request(path, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json())) as Page;
+
+  test('later pages keep the first page\'s range: an event first seen after it does not slip in', async () => {
+    const first = await page('/api/v1/events?status=all&limit=2');
+    expect(first.pagination.total).toBe(5);
+    // Two minutes later a newer event appears (reported now, so it would sort first).
+    p.clock.now += 120_000;
+    const n = p.clock.now;
+    insertEvents(p.db.db, [eventRow({ id: 'evt_page_new', reportedAt: n - 30_000, firstSeenAt: n - 30_000, lastSeenAt: n - 30_000, updatedAt: n - 30_000 }, n)]);
+
+    const seen = first.data.map((e) => e.id);
+    let path = first.pagination.next;
+    while (path !== null) {
+      const next = await page(path);
+      expect(next.pagination.total).toBe(5);
+      expect(next.meta.history).toEqual(first.meta.history);
+      seen.push(...next.data.map((e) => e.id));
+      path = next.pagination.next;
+    }
+    expect(seen).toEqual(['evt_page_0', 'evt_page_1', 'evt_page_2', 'evt_page_3', 'evt_page_4']);
+    // The cursor alone, with the first request's parameters, reads the same range too.
+    const byCursor = await page(`/api/v1/events?status=all&limit=2&cursor=${first.pagination.next_cursor}`);
+    expect(byCursor.meta.history).toEqual(first.meta.history);
+    expect(byCursor.pagination.total).toBe(5);
+    // A new first page does see it.
+    const fresh = await page('/api/v1/events?status=all&limit=2');
+    expect(fresh.pagination.total).toBe(6);
+    expect(fresh.data[0]!.id).toBe('evt_page_new');
+  });
+
+  test('explicit from/to win over the range a cursor carries', async () => {
+    const first = await page('/api/v1/events?status=all&limit=2');
+    const to = new Date(p.clock.now - 150 * 60_000).toISOString();
+    const r = await page(`/api/v1/events?status=all&limit=2&to=${to}&cursor=${first.pagination.next_cursor}`);
+    expect(r.meta.history.to).toBe(to.replace('.000', ''));
+  });
+
+  test('a cursor whose range has aged out of the kept history is a 400 naming the cursor', async () => {
+    const first = await page('/api/v1/events?status=all&limit=2');
+    const saved = p.clock.now;
+    p.clock.now += 100 * DAY;
+    const r = await p.request(`/api/v1/events?status=all&limit=2&cursor=${first.pagination.next_cursor}`, { headers: { authorization: `Bearer ${key}` } });
+    p.clock.now = saved;
+    expect(r.status).toBe(400);
+    const body = await r.json();
+    expect(body.invalid_params.map((x: { name: string }) => x.name)).toEqual(['cursor']);
+  });
+});

@@ -110,12 +110,18 @@ export function parseListQuery(raw: RawListParams, opts: ParseOptions): ParsedLi
     const to = raw.to === undefined ? null : parseTimestamp(raw.to);
     if (Number.isNaN(from)) bad.push({ name: 'from', reason: 'is not a valid date and time' });
     if (Number.isNaN(to)) bad.push({ name: 'to', reason: 'is not a valid date and time' });
-    // Without from, the range starts 24 h ago — or at updated_since when that reaches further.
-    const start = from ?? Math.min(opts.now - WINDOW_MS, updatedSince ?? Number.POSITIVE_INFINITY);
-    const end = to ?? opts.now;
+    // Without from, the range starts 24 h ago — or at updated_since when that reaches further;
+    // without to, it ends now. Later pages keep the first page's range, which their cursor carries.
+    const pinned = cursor?.range ?? null;
+    const start = from ?? pinned?.from ?? Math.min(opts.now - WINDOW_MS, updatedSince ?? Number.POSITIVE_INFINITY);
+    const end = to ?? pinned?.to ?? opts.now;
     if (!Number.isNaN(start) && !Number.isNaN(end)) {
       if (start > end) bad.push({ name: 'from', reason: 'must not be after to' });
-      if (start < oldest) bad.push({ name: raw.from === undefined ? 'updated_since' : 'from', reason: `reaches past the ${opts.historyDays} days of history kept` });
+      if (start < oldest) {
+        if (raw.from !== undefined) bad.push({ name: 'from', reason: `reaches past the ${opts.historyDays} days of history kept` });
+        else if (pinned !== null) bad.push({ name: 'cursor', reason: `its range now reaches past the ${opts.historyDays} days of history kept; start again from the first page` });
+        else bad.push({ name: 'updated_since', reason: `reaches past the ${opts.historyDays} days of history kept` });
+      }
       if (to !== null && to > opts.now + 60_000) bad.push({ name: 'to', reason: 'is in the future' });
     }
     // Incremental sync over history includes cleared events unless a status is asked for.
