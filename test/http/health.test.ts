@@ -119,6 +119,17 @@ test('warn when a source backs off', async () => {
   expect(h.checks.scanner.reasons.join(' ')).toContain('waze');
 });
 
+test('warn when a working source reports a problem (a replay recording that does not parse)', async () => {
+  t = await testApp();
+  insertScan(t.db.db, t.clock.now - 10_000);
+  const replay: SourceStatus = { name: 'replay', state: 'ok', until: null, reason: 'here/live.json: malformed or truncated JSON (19 characters); serving its last good version' };
+  t.loop.sourceStatuses = () => [replay];
+  const h = await health(200);
+  expect(h.status).toBe('warn');
+  expect(h.checks.scanner.reasons).toEqual([`source replay: ${replay.reason}`]);
+  expect(h.checks.scanner.backing_off).toEqual([]);
+});
+
 test('fail (503) when no scan has succeeded for 24 hours', async () => {
   t = await testApp();
   insertScan(t.db.db, t.clock.now - 24 * HOUR - 1000);

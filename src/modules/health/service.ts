@@ -78,8 +78,11 @@ export function checkHealth(deps: { db: Db; clock: Clock; startedAt: number; rel
   else if (now - successAt > 2 * intervalMs) bump('warn', 'the last successful scan is older than two intervals');
   const lastDone = latest?.finishedAt != null ? latest : lastSuccess;
   if (lastDone !== undefined && lastDone.cellsFailed > 0) bump('warn', `${lastDone.cellsFailed} of ${lastDone.cellsTotal} cells failed in the last scan`);
-  const backingOff = deps.loop.sourceStatuses().filter((s) => s.state === 'backing_off');
+  const statuses = deps.loop.sourceStatuses();
+  const backingOff = statuses.filter((s) => s.state === 'backing_off');
   for (const s of backingOff) bump('warn', `source ${s.name} is backing off${s.reason ? `: ${s.reason}` : ''}`);
+  // A source that works but reports a problem (replay: a recording that does not parse).
+  for (const s of statuses) if (s.state === 'ok' && s.reason) bump('warn', `source ${s.name}: ${s.reason}`);
 
   const next = deps.loop.nextScanAt();
   const overall: Status = dbStatus.status === 'fail' ? 'fail' : scanStatus;

@@ -131,7 +131,12 @@ export class ReplaySource implements Source {
             entry = cached;
           } else {
             const parsed = parseRecording(kind, await readFile(path, 'utf8'));
-            entry = { signature, items: parsed.items, error: parsed.error };
+            // A recording caught mid-write or broken by an edit keeps its last good items: a bad
+            // file must not clear its events two scans later, as a failed upstream cell would not.
+            entry =
+              parsed.error === null || cached === undefined || cached.items.length === 0
+                ? { signature, items: parsed.items, error: parsed.error }
+                : { signature, items: cached.items, error: `${parsed.error}; serving its last good version` };
             this.files.set(rel, entry);
           }
         } catch (err) {

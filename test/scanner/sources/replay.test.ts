@@ -140,6 +140,32 @@ describe('ReplaySource', () => {
     expect(s.status().reason).toBeNull();
   });
 
+  test('a file broken by an edit keeps serving its last good version until it is fixed or removed', async () => {
+    const dir = await replayDir({ 'here/live.json': 'synthetic-here-v7-incidents-istanbul.json' });
+    const s = new ReplaySource({ dir });
+    const good = await s.fetchCell(ISTANBUL);
+    expect(good.ok && good.items).toHaveLength(4);
+
+    // Caught mid-write: the events stay (they would otherwise clear two scans later).
+    await writeFile(join(dir, 'here', 'live.json'), '{"results": [ {"loc');
+    const broken = await s.fetchCell(ISTANBUL);
+    expect(broken.ok && broken.items.map((i) => i.sourceId)).toEqual(good.ok ? good.items.map((i) => i.sourceId) : []);
+    expect(s.fileErrors()).toEqual([expect.stringMatching(/^here\/live\.json: malformed or truncated JSON .*; serving its last good version$/) as unknown as string]);
+    // Broken again in another way: still the last good version.
+    await writeFile(join(dir, 'here', 'live.json'), '[]');
+    const again = await s.fetchCell(ISTANBUL);
+    expect(again.ok && again.items).toHaveLength(4);
+
+    // Fixed: the new content is served; removed: nothing is.
+    await writeFile(join(dir, 'here', 'live.json'), '{"results": []}');
+    const fixed = await s.fetchCell(ISTANBUL);
+    expect(fixed.ok && fixed.items).toEqual([]);
+    expect(s.fileErrors()).toEqual([]);
+    await writeFile(join(dir, 'here', 'live.json'), '{"results": [ {"loc');
+    expect((await s.fetchCell(ISTANBUL)).ok).toBe(true);
+    expect(s.fileErrors()[0]).not.toContain('last good version');
+  });
+
   test('a missing directory fails every cell with a clear error', async () => {
     const s = new ReplaySource({ dir: join(tmpdir(), 'trafik-replay-does-not-exist-42') });
     const r = await s.fetchCell(ISTANBUL);
