@@ -94,6 +94,31 @@ describe('per-IP sliding window', () => {
     expect(ok).toBe(30);
   });
 
+  test('refusals in the same second share their headers but not their request id; the next second counts down', async () => {
+    t = await limitsApp({ events: 0, rate: 1 });
+    expect((await t.from(IP, '/api/v1/health')).status).toBe(200);
+    const plain = (r: Response) => Object.fromEntries([...r.headers].filter(([k]) => k !== 'x-request-id' && k !== 'content-length'));
+    const a = await t.from(IP, '/api/v1/events');
+    const b = await t.from(IP, '/api/v1/stats', { headers: { 'x-request-id': 'client-chosen-id' } });
+    const c = await t.from(IP, '/api/v1/health', { headers: { origin: 'https://app.example' } });
+    for (const r of [a, b, c]) expect(r.status).toBe(429);
+    const ids = [a, b, c].map((r) => r.headers.get('x-request-id'));
+    expect(new Set(ids).size).toBe(3);
+    expect(ids[1]).toBe('client-chosen-id');
+    for (const r of [a, b, c]) expect((await r.clone().json()).request_id).toBe(r.headers.get('x-request-id'));
+    expect(plain(b)).toEqual(plain(a));
+    // With an Origin the CORS exposure comes along; without, it does not.
+    expect(a.headers.get('access-control-expose-headers')).toBeNull();
+    expect(c.headers.get('access-control-expose-headers')).toContain('Retry-After');
+    expect(plain(c)).toEqual({ ...plain(a), 'access-control-expose-headers': c.headers.get('access-control-expose-headers')! });
+    const t1 = /t=(\d+)$/.exec(a.headers.get('ratelimit')!)![1];
+    t.clock.now += 1000;
+    const d = await t.from(IP, '/api/v1/health');
+    expect(d.status).toBe(429);
+    expect(Number(/t=(\d+)$/.exec(d.headers.get('ratelimit')!)![1])).toBe(Number(t1) - 1);
+    expectRateHeaders(d, 1);
+  });
+
   test('IPv4-mapped peers share the IPv4 bucket; IPv6 peers share their /64', async () => {
     t = await limitsApp({ rate: 2, events: 0 });
     expect((await t.from('203.0.113.7', '/api/v1/health')).status).toBe(200);
