@@ -283,63 +283,66 @@ export function limitsGate(limits: Limits, opts: LimitsGateOptions) {
     headers['ratelimit'] = rateLimitTexts[r] ??= `"ip-minute";r=${r};t=${seconds}`;
   }
 
+  /** The gate's verdict on one request: its refusal, its plan, or undefined (not a GET/HEAD). */
+  function admit(request: Request, set: SetLike): Access | Response | undefined {
+    const headers = set.headers as Record<string, unknown>;
+    const now = clock();
+    const peer = clientIp === null ? (server?.requestIP(request)?.address ?? null) : clientIp(request);
+    const bucket = ip.resolve(peer, request.headers);
+
+    const left = rate.hit(bucket, now);
+    if (left < 0) return refuseTooMany(request.url, set, now);
+    rateHeaders(headers, left, now);
+
+    const method = request.method;
+    if (method !== 'GET' && method !== 'HEAD') return;
+    const url = request.url;
+    const q = url.indexOf('?');
+    if (q !== -1) {
+      const name = queryKeyParam(url, q);
+      if (name !== null) return refuse(queryKeyRefused(name), url, set);
+    }
+
+    const presented = presentedKey(request.headers);
+    let entry: QuotaEntry;
+    if (presented === null) entry = quota.entry(bucket, null, now);
+    else {
+      if (presented === BAD_SCHEME || presented === CONFLICT) {
+        return refuse(presented === BAD_SCHEME ? badScheme : conflict, url, set);
+      }
+      let key;
+      try {
+        key = keys.resolve(presented, now);
+      } catch {
+        return refuse(keyUnavailable, url, set);
+      }
+      if (key === null) return refuse(badKey, url, set);
+      keys.markUsed(key.id, now);
+      if (key.plan !== 'free') return key;
+      entry = quota.entry(key.id, key.id, now);
+    }
+    const periodEnd = quota.period(now).end;
+    if (periodEnd !== quotaResetFor) {
+      quotaResetFor = periodEnd;
+      quotaResetText = String(Math.floor(periodEnd / 1000));
+    }
+    headers['x-quota-limit'] = quotaLimitText;
+    headers['x-quota-remaining'] = num(quota.remaining(entry));
+    headers['x-quota-reset'] = quotaResetText;
+    if (quota.exhausted(entry) && isQuotaPath(url)) return refuse(quotaExceeded(periodEnd), url, set);
+    return entry;
+  }
+
   return new Elysia({ name: 'trafik.limits' })
     .use(accessContext)
     .onStart(function limitsServer(app) {
       server = app.server;
     })
     .onRequest(function limitsGateHook(ctx) {
-      const request = ctx.request;
-      const set = ctx.set;
-      const headers = set.headers as Record<string, unknown>;
-      const now = clock();
-      const peer = clientIp === null ? (server?.requestIP(request)?.address ?? null) : clientIp(request);
-      const bucket = ip.resolve(peer, request.headers);
-
-      const left = rate.hit(bucket, now);
-      if (left < 0) return refuseTooMany(request.url, set, now);
-      rateHeaders(headers, left, now);
-
-      const method = request.method;
-      if (method !== 'GET' && method !== 'HEAD') return;
-      const url = request.url;
-      const q = url.indexOf('?');
-      if (q !== -1) {
-        const name = queryKeyParam(url, q);
-        if (name !== null) return refuse(queryKeyRefused(name), url, set);
-      }
-
-      const presented = presentedKey(request.headers);
-      let entry: QuotaEntry;
-      if (presented === null) entry = quota.entry(bucket, null, now);
-      else {
-        if (presented === BAD_SCHEME || presented === CONFLICT) {
-          return refuse(presented === BAD_SCHEME ? badScheme : conflict, url, set);
-        }
-        let key;
-        try {
-          key = keys.resolve(presented, now);
-        } catch {
-          return refuse(keyUnavailable, url, set);
-        }
-        if (key === null) return refuse(badKey, url, set);
-        keys.markUsed(key.id, now);
-        if (key.plan !== 'free') {
-          ctx.access = key;
-          return;
-        }
-        entry = quota.entry(key.id, key.id, now);
-      }
-      ctx.access = entry;
-      const periodEnd = quota.period(now).end;
-      if (periodEnd !== quotaResetFor) {
-        quotaResetFor = periodEnd;
-        quotaResetText = String(Math.floor(periodEnd / 1000));
-      }
-      headers['x-quota-limit'] = quotaLimitText;
-      headers['x-quota-remaining'] = num(quota.remaining(entry));
-      headers['x-quota-reset'] = quotaResetText;
-      if (quota.exhausted(entry) && isQuotaPath(url)) return refuse(quotaExceeded(periodEnd), url, set);
+      // Shaped so Elysia sees a synchronous hook (test/http/sync-path.test.ts).
+      const verdict = admit(ctx.request, ctx.set);
+      if (verdict instanceof Response) return verdict;
+      if (verdict !== undefined) ctx.access = verdict;
     })
     .onAfterHandle({ as: 'global' }, function limitsCountHook(ctx) {
       const res = ctx.responseValue;

@@ -8,19 +8,26 @@ import { problemResponse } from './errors.ts';
  * any other method on any path — known or not — is 405 with `Allow` (CONTRACT §1).
  */
 export function methodGuard(publicUrl: string) {
+  function preflight(request: Request): Response {
+    const headers: Record<string, string> = { allow: ALLOW, 'cache-control': 'no-store' };
+    if (request.headers.has('access-control-request-method')) {
+      headers['access-control-allow-methods'] = ALLOW;
+      headers['access-control-allow-headers'] = 'Authorization, X-API-Key, If-None-Match, X-Request-Id, Last-Event-ID, Accept';
+      headers['access-control-max-age'] = '86400';
+    }
+    return new Response(null, { status: 204, headers });
+  }
+
+  function notAllowed(method: string, request: Request, collected: Record<string, unknown>): Response {
+    const err = new ApiError('method_not_allowed', `${method.slice(0, 20)} is not allowed: this API is read-only (GET, HEAD, OPTIONS).`, {}, { allow: ALLOW });
+    return problemResponse(err, { publicUrl, requestUrl: request.url, headers: collected });
+  }
+
   return new Elysia({ name: 'trafik.method-guard' }).onRequest(function methodGuardHook({ request, set }) {
     const m = request.method;
     if (m === 'GET' || m === 'HEAD') return;
-    if (m === 'OPTIONS') {
-      const headers: Record<string, string> = { allow: ALLOW, 'cache-control': 'no-store' };
-      if (request.headers.has('access-control-request-method')) {
-        headers['access-control-allow-methods'] = ALLOW;
-        headers['access-control-allow-headers'] = 'Authorization, X-API-Key, If-None-Match, X-Request-Id, Last-Event-ID, Accept';
-        headers['access-control-max-age'] = '86400';
-      }
-      return new Response(null, { status: 204, headers });
-    }
-    const err = new ApiError('method_not_allowed', `${m.slice(0, 20)} is not allowed: this API is read-only (GET, HEAD, OPTIONS).`, {}, { allow: ALLOW });
-    return problemResponse(err, { publicUrl, requestUrl: request.url, headers: set.headers });
+    // Shaped so Elysia sees a synchronous hook (test/http/sync-path.test.ts).
+    const answer = m === 'OPTIONS' ? preflight(request) : notAllowed(m, request, set.headers);
+    return answer;
   });
 }

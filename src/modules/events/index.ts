@@ -39,21 +39,30 @@ export interface EventsDeps {
 
 export function eventsRoutes(deps: EventsDeps) {
   const { readModel, clock } = deps;
-  /** The 24-hour view from memory, or history from SQLite when the request reaches past it. */
-  const page = (request: Request, parsed: ParsedList, path: string, params: () => URLSearchParams, city: CityRef | null) =>
+  /** The next-page link's parameters, made only when a page is built; the list route names the city it resolved. */
+  const linkParams = (url: string, citySlug: string | null) => () => {
+    const p = paramsOf(url);
+    if (citySlug !== null) p.set('city', citySlug);
+    return p;
+  };
+  /** The 24-hour view, from memory. */
+  const fromView = (request: Request, query: ParsedList['query'], path: string, city: CityRef | null, citySlug: string | null) =>
+    sendPage(request, readModel.listPage({ path, rawQuery: rawQueryOf(request.url), params: linkParams(request.url, citySlug), query, city }));
+  /** History, from SQLite, when the request reaches past the 24-hour view (Enterprise). */
+  const fromHistory = (request: Request, query: ParsedList['query'], range: NonNullable<ParsedList['history']>, path: string, city: CityRef | null, citySlug: string | null) =>
     sendPage(
       request,
-      parsed.history === null
-        ? readModel.listPage({ path, rawQuery: rawQueryOf(request.url), params, query: parsed.query, city })
-        : historyPage(deps.history.sqlite, { ...parsed.query, ...parsed.history }, {
-            path,
-            params: params(),
-            city,
-            now: clock(),
-            dataUpdatedAt: readModel.dataUpdatedAt,
-            updateIntervalSeconds: readModel.updateIntervalSeconds,
-          }),
+      historyPage(deps.history.sqlite, { ...query, ...range }, {
+        path,
+        params: linkParams(request.url, citySlug)(),
+        city,
+        now: clock(),
+        dataUpdatedAt: readModel.dataUpdatedAt,
+        updateIntervalSeconds: readModel.updateIntervalSeconds,
+      }),
     );
+  // The handlers end in a conditional, not `return f(…)`, so Elysia sees them as synchronous
+  // (test/http/sync-path.test.ts).
   return new Elysia({ name: 'trafik.events' })
     .use(accessContext)
     .get(
@@ -68,12 +77,9 @@ export function eventsRoutes(deps: EventsDeps) {
           enterprise: access.plan === 'enterprise',
           historyDays: deps.history.historyDays,
         });
-        const params = () => {
-          const p = paramsOf(request.url);
-          if (city !== null) p.set('city', city.slug);
-          return p;
-        };
-        return page(request, parsed, '/api/v1/events', params, city && cityRef(city));
+        const ref = city === null ? null : cityRef(city);
+        const slug = city === null ? null : city.slug;
+        return parsed.history === null ? fromView(request, parsed.query, '/api/v1/events', ref, slug) : fromHistory(request, parsed.query, parsed.history, '/api/v1/events', ref, slug);
       },
       {
         response: { 200: EventList, ...errorResponses(400, 403) },
@@ -101,7 +107,8 @@ export function eventsRoutes(deps: EventsDeps) {
           enterprise: access.plan === 'enterprise',
           historyDays: deps.history.historyDays,
         });
-        return page(request, parsed, `/api/v1/events/${city.slug}`, () => paramsOf(request.url), cityRef(city));
+        const path = `/api/v1/events/${city.slug}`;
+        return parsed.history === null ? fromView(request, parsed.query, path, cityRef(city), null) : fromHistory(request, parsed.query, parsed.history, path, cityRef(city), null);
       },
       {
         response: { 200: EventList, ...errorResponses(400, 403, 404) },

@@ -26,7 +26,8 @@ export function statsRoutes(deps: StatsDeps) {
       const now = deps.clock();
       const top = query.top ?? 10;
       const range = parseStatsRange(query, { now, enterprise: access.plan === 'enterprise', historyDays: deps.history.historyDays });
-      return sendPage(request, range === null ? deps.readModel.statsPage(top) : rangeStatsPage(deps.history.sqlite, deps.readModel, range, top, now));
+      // A conditional, not `return f(…)`: Elysia then sees a synchronous handler (test/http/sync-path.test.ts).
+      return range === null ? sendPage(request, deps.readModel.statsPage(top)) : sendPage(request, rangeStatsPage(deps.history.sqlite, deps.readModel, range, top, now));
     },
     {
     response: { 200: Stats, ...errorResponses(400, 403) },
