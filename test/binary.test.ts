@@ -104,6 +104,13 @@ test('serves Swagger UI with its own assets and no external URL', async () => {
   expect(spec.openapi).toMatch(/^3\.1\./);
 });
 
+test('embeds the source unminified: the hot hooks read as test/http/sync-path.test.ts checks them', async () => {
+  // Minified, `return x;if(` reads to Elysia as a possibly asynchronous call and every request
+  // would pay an extra await.
+  const text = new TextDecoder('latin1').decode(await Bun.file(bin).bytes());
+  for (const hook of ['function limitsGateHook(ctx)', 'function methodGuardHook({ request, set })', 'function requestContextHook({ request, set })']) expect(text).toContain(hook);
+});
+
 test('--version, bad configuration, and a graceful SIGTERM', async () => {
   const v = Bun.spawnSync([join(empty, 'trafik'), '--version']);
   expect(v.stdout.toString()).toMatch(/^trafik \d+\.\d+\.\d+/);
