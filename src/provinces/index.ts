@@ -148,6 +148,9 @@ const KEYS_BY_PROVINCE: readonly (readonly [Province, readonly string[]])[] = PR
 // Separators are limited to one of " -_." so "3.4" or "1 2" are not read as plates 34 and 12.
 const PLATE_RE = /^(?:tr[\s\-_.]?)?0*(\d{1,2})$/;
 
+// Control characters other than whitespace (which trims away like spaces).
+const CONTROL = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f]/;
+
 /** Inputs longer than this cannot be a province name and are not worth folding. */
 const MAX_INPUT = 256;
 
@@ -168,7 +171,10 @@ function decodeIfEncoded(input: string): string {
  */
 export function resolveCity(input: string): Province | null {
   if (typeof input !== 'string' || input.length === 0 || input.length > MAX_INPUT * 3) return null;
-  const letters = foldLetters(decodeIfEncoded(input));
+  const decoded = decodeIfEncoded(input);
+  // Punctuation folds away ("K. Maraş"); control characters ("istanbul%00") are no spelling.
+  if (CONTROL.test(decoded)) return null;
+  const letters = foldLetters(decoded);
   if (letters.length > MAX_INPUT) return null;
   const plate = PLATE_RE.exec(letters.trim());
   if (plate) return BY_PLATE[Number(plate[1])] ?? null;

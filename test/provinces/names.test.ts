@@ -232,6 +232,10 @@ describe('resolveCity', () => {
     'İstanbull',
     'il',
     'Türkiye',
+    'istanbul%00',
+    'istanbul\u0000',
+    'ist\u0001anbul',
+    'ankara%7F',
     '%',
     '%E0%A4%A',
   ])('rejects %p', (input) => {
