@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, median, pin, waitForHttp, type LoadResult } from './lib/load.ts';
 import { seedDatabase } from './lib/seed.ts';
+import { spawnServe } from './lib/serve-process.ts';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -17,7 +18,6 @@ const arg = (name: string, fallback: number) => {
 const seconds = arg('seconds', 8);
 const rounds = arg('rounds', 3);
 const connections = 64;
-const root = join(import.meta.dir, '..');
 const dir = mkdtempSync(join(tmpdir(), 'trafik-bench-'));
 const dbPath = join(dir, 'trafik.db');
 seedDatabase(dbPath, 5000);
@@ -39,24 +39,13 @@ end
 );
 const trafikPort = 3701;
 const rawPort = 3702;
-const trafik = Bun.spawn([...pin(0), 'bun', join(root, 'src/main.ts'), 'serve'], {
-  env: {
-    ...process.env,
-    PORT: String(trafikPort),
-    HOST: '127.0.0.1',
-    DATABASE_PATH: dbPath,
-    SOURCES: 'replay',
-    REPLAY_DIR: dir,
-    SCAN_INTERVAL_SECONDS: '86400',
-    LOG_LEVEL: 'warn',
-    // The limiter stays on but out of the way (bench/limits.ts measures it): a trusted local proxy
-    // spreads the requests over 16 addresses, each allowed the maximum per minute.
-    TRUST_PROXY: '127.0.0.1',
-    RATE_LIMIT_PER_MINUTE: '1000000',
-    FREE_MONTHLY_QUOTA: '1000000000',
-  },
-  stdout: 'inherit',
-  stderr: 'inherit',
+// The limiter stays on but out of the way (bench/limits.ts measures it): a trusted local proxy
+// spreads the requests over 16 addresses, each allowed the maximum per minute.
+const trafik = spawnServe({
+  port: trafikPort,
+  dbPath,
+  replayDir: dir,
+  env: { TRUST_PROXY: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '1000000', FREE_MONTHLY_QUOTA: '1000000000' },
 });
 let raw: ReturnType<typeof Bun.spawn> | undefined;
 try {

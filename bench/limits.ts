@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, median, pin, waitForHttp, type LoadResult } from './lib/load.ts';
 import { seedDatabase } from './lib/seed.ts';
+import { spawnServe } from './lib/serve-process.ts';
 
 // `bun bench/limits.ts --raw-server <port> <body-file> <status> <headers-json>`: the raw+headers
 // baseline, a fresh headers object per request as trafik builds one.
@@ -54,7 +55,6 @@ async function main(): Promise<void> {
   const CLIENTS = 10_000;
   const PATH = '/api/v1/events?limit=100';
 
-  const root = join(import.meta.dir, '..');
   const dir = mkdtempSync(join(tmpdir(), 'trafik-bench-limits-'));
   const dbPath = join(dir, 'trafik.db');
   seedDatabase(dbPath, 5000);
@@ -81,25 +81,9 @@ end
 
   const ports = { trafik: 3711, rawPage: 3712, raw429: 3713, rawPageHeaders: 3714, raw429Headers: 3715, trafikPage: 3716, floorPage: 3717, floor429: 3718 };
   const PAGE_LIMIT = 1000;
+  // The default quota: 1,000 a month per address (each address makes ~150 requests here).
   const serve = (port: number, perMinute: number) =>
-    Bun.spawn([...pin(0), 'bun', join(root, 'src/main.ts'), 'serve'], {
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATABASE_PATH: dbPath,
-        SOURCES: 'replay',
-        REPLAY_DIR: dir,
-        SCAN_INTERVAL_SECONDS: '86400',
-        LOG_LEVEL: 'warn',
-        TRUST_PROXY: '127.0.0.1',
-        RATE_LIMIT_PER_MINUTE: String(perMinute),
-        // The default: 1,000 a month per address (each address makes ~150 requests here).
-        FREE_MONTHLY_QUOTA: '1000',
-      },
-      stdout: 'inherit',
-      stderr: 'inherit',
-    });
+    spawnServe({ port, dbPath, replayDir: dir, env: { TRUST_PROXY: '127.0.0.1', RATE_LIMIT_PER_MINUTE: String(perMinute), FREE_MONTHLY_QUOTA: '1000' } });
   const trafik = serve(ports.trafik, 60);
   const trafikPage = serve(ports.trafikPage, PAGE_LIMIT);
   const raws: ReturnType<typeof Bun.spawn>[] = [];
