@@ -6,7 +6,7 @@ import type { SourceName } from '../../domain/event.ts';
 import { SourceBackoff } from './backoff.ts';
 import { fetchJson, type FetchJsonFailure, type SleepFn } from './http.ts';
 import type { CellFailureKind, SourceStatus } from './source.ts';
-import { createLimiter, type Limiter } from './util.ts';
+import { createLimiter, isRecord, type JsonRecord, type Limiter } from './util.ts';
 
 /** What every HTTP adapter needs from its environment. */
 export interface HttpSourceDeps {
@@ -40,7 +40,10 @@ export interface CoreFailure {
   requests: number;
 }
 
-export type CoreResult = { ok: true; body: unknown; requests: number } | CoreFailure;
+export type CoreResult = { ok: true; body: JsonRecord; requests: number } | CoreFailure;
+
+/** How the upstreams are named in errors. */
+const LABELS: Readonly<Record<SourceName, string>> = { waze: 'Waze', tomtom: 'TomTom', here: 'HERE', replay: 'Replay' };
 
 /**
  * Consecutive connection failures or timeouts after which the upstream counts as unreachable and
@@ -82,7 +85,7 @@ export class HttpSourceCore {
     };
   }
 
-  /** One JSON GET under the source's policy. Never throws for upstream trouble. */
+  /** One JSON GET under the source's policy, answered by a JSON object. Never throws for upstream trouble. */
   async get(url: URL, signal?: AbortSignal): Promise<CoreResult> {
     if (this.backoff.isOpen()) return this.backoffFailure();
     return this.limiter.run(async () => {
@@ -102,6 +105,8 @@ export class HttpSourceCore {
       if (r.ok) {
         this.unreachable = 0;
         this.backoff.succeed();
+        // Every upstream answers a JSON object; anything else is a parse failure of the cell.
+        if (!isRecord(r.body)) return { ok: false, kind: 'parse', error: `${LABELS[this.name]} answered JSON that is not an object`, requests: r.requests };
         return { ok: true, body: r.body, requests: r.requests };
       }
       if ((r.kind === 'network' || r.kind === 'timeout') && !signal?.aborted) {

@@ -222,9 +222,6 @@ export class HereSource implements Source {
   async fetchCell(cell: Cell, signal?: AbortSignal): Promise<CellResult> {
     const r = await this.core.get(this.url(cell.bbox), signal);
     if (!r.ok) return r;
-    if (!isRecord(r.body)) {
-      return { ok: false, kind: 'parse', error: 'HERE answered JSON that is not an object', requests: r.requests };
-    }
     return { ok: true, items: parseHere(r.body), requests: r.requests };
   }
 

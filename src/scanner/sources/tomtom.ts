@@ -280,9 +280,6 @@ export class TomTomSource implements Source {
   async fetchCell(cell: Cell, signal?: AbortSignal): Promise<CellResult> {
     const r = await this.core.get(this.url(cell.bbox), signal);
     if (!r.ok) return r;
-    if (!isRecord(r.body)) {
-      return { ok: false, kind: 'parse', error: 'TomTom answered JSON that is not an object', requests: r.requests };
-    }
     return { ok: true, items: parseTomTom(r.body), requests: r.requests };
   }
 

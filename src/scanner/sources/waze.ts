@@ -492,9 +492,6 @@ export class WazeSource implements Source {
 
     const r: CoreResult = await this.core.get(this.url(node.bbox), signal);
     if (!r.ok) return r;
-    if (!isRecord(r.body)) {
-      return { ok: false, kind: 'parse', error: 'Waze answered JSON that is not an object', requests: r.requests };
-    }
     const parsed = parseWazeResponse(r.body);
     if (parsed.alertCount >= this.cap && depth < this.maxDepth) {
       node.children = quadrants(node.bbox).map((bbox) => ({ bbox, children: null }));
