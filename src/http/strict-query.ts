@@ -4,7 +4,7 @@ import { ApiError, invalidParams, type InvalidParam } from './problems.ts';
 /**
  * The query parameters of a route, parsed from the raw query string against the route's own `t`
  * schema — the one parser and validator of query strings (the routes give Elysia no `query:`
- * schema; the OpenAPI document gets it from `queryParameters`). Elysia's coercing validator
+ * schema; the OpenAPI document gets it from `parameterDocs`). Elysia's coercing validator
  * would drop unknown parameters, take the last of repeated ones, accept `1e2` or `+5` as
  * integers and lose the field name on range errors; a traffic API must instead refuse a typo'd
  * filter rather than answer unfiltered data (CONTRACT §3). Integers and numbers come back as
@@ -13,15 +13,21 @@ import { ApiError, invalidParams, type InvalidParam } from './problems.ts';
 export function strictQuery<S extends TSchema & { properties: object }>(schema: S): (url: string) => Static<S> {
   const props = schema.properties as Record<string, SchemaLike>;
   const names = new Set(Object.keys(props));
-  const numeric = new Set([...names].filter((n) => isNumeric(props[n]!)));
-  const none = Object.freeze({}) as Static<S>;
+  // The parsed object is typed by the schema: a kind this checker cannot check and convert (a
+  // boolean, an array…) would arrive as the raw string, so it is refused when the route is built.
+  for (const n of names) {
+    if (kindOf(props[n]!) === null) throw new Error(`strictQuery: query parameter '${n}' has a type it cannot check`);
+  }
+  const numeric = new Set([...names].filter((n) => kindOf(props[n]!) === 'integer' || kindOf(props[n]!) === 'number'));
+  const required = ((schema as { required?: string[] }).required ?? []).filter((n) => names.has(n));
+  const none = required.length === 0 ? (Object.freeze({}) as Static<S>) : null;
   // What a query string means depends on nothing but the string: the hot ones (the same page
   // asked for again and again) skip the parse. Bounded, cleared when full.
   const known = new Map<string, Static<S>>();
   return function parseQuery(url: string): Static<S> {
     const q = url.indexOf('?');
-    if (q === -1 || q === url.length - 1) return none;
-    const raw = url.slice(q + 1);
+    const raw = q === -1 ? '' : url.slice(q + 1);
+    if (raw === '' && none !== null) return none;
     const hit = known.get(raw);
     if (hit !== undefined) return hit;
     const parsed = Object.freeze(parse(raw)) as Static<S>;
@@ -57,6 +63,7 @@ export function strictQuery<S extends TSchema & { properties: object }>(schema: 
         invalid_params: unknown.map((n) => ({ name: n.slice(0, 40), reason: 'not a parameter of this endpoint' })),
       });
     }
+    for (const n of required) if (!seen.has(n)) bad.push({ name: n, reason: 'is required' });
     if (bad.length > 0) throw invalidParams(bad);
     return out;
   }
@@ -64,8 +71,13 @@ export function strictQuery<S extends TSchema & { properties: object }>(schema: 
 
 const REPEATED = 'given more than once; send it once (lists are comma-separated)';
 
-function isNumeric(s: SchemaLike): boolean {
-  return s.type === 'integer' || s.type === 'number' || s.anyOf?.some((a) => a.type === 'integer' || a.type === 'number') === true;
+/** What checkValue checks a parameter as; null for a schema it cannot check. */
+function kindOf(s: SchemaLike): 'literals' | 'integer' | 'number' | 'string' | null {
+  if (s.anyOf?.every((a) => a.const !== undefined) || s.enum !== undefined) return 'literals';
+  if (s.type === 'integer' || s.anyOf?.some((a) => a.type === 'integer')) return 'integer';
+  if (s.type === 'number') return 'number';
+  if (s.type === 'string') return 'string';
+  return null;
 }
 
 interface SchemaLike {
