@@ -199,6 +199,26 @@ describe('paging history with an open range', () => {
     expect(r.meta.history.to).toBe(to.replace('.000', ''));
   });
 
+  test('a history cursor is refused without the history parameters, and a range it cannot have carried names it', async () => {
+    const first = await page('/api/v1/events?status=all&limit=2');
+    const cursor = first.pagination.next_cursor!;
+    const names = async (path: string) => {
+      const r = await p.request(path, { headers: { authorization: `Bearer ${key}` } });
+      expect(r.status).toBe(400);
+      return ((await r.json()) as { invalid_params: { name: string; reason: string }[] }).invalid_params;
+    };
+    // Without status/from/to it would have paged the 24-hour view.
+    expect((await names(`/api/v1/events?limit=2&cursor=${cursor}`)).map((x) => x.name)).toEqual(['cursor']);
+    // An explicit to before the cursor's range start names to, not the from the client never sent.
+    const early = await names(`/api/v1/events?status=all&limit=2&to=${new Date(p.clock.now - 30 * HOUR).toISOString()}&cursor=${cursor}`);
+    expect(early).toEqual([{ name: 'to', reason: "must not be before the start of the cursor's range" }]);
+    // Without a cursor, an early to is blamed on to as well (from defaults to 24 hours ago).
+    expect((await names(`/api/v1/events?status=all&to=${new Date(p.clock.now - 30 * HOUR).toISOString()}`)).map((x) => x.name)).toEqual(['to']);
+    // A forged range reaching into the future is not a cursor this API returned.
+    const forged = Buffer.from(`2.${p.clock.now - HOUR}.${p.clock.now - DAY}.999999999999999.evt_page_1`, 'utf8').toString('base64url');
+    expect((await names(`/api/v1/events?status=all&limit=2&cursor=${forged}`)).map((x) => x.name)).toEqual(['cursor']);
+  });
+
   test('a cursor whose range has aged out of the kept history is a 400 naming the cursor', async () => {
     const first = await page('/api/v1/events?status=all&limit=2');
     const saved = p.clock.now;

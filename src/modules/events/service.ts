@@ -116,16 +116,25 @@ export function parseListQuery(raw: RawListParams, opts: ParseOptions): ParsedLi
     const start = from ?? pinned?.from ?? Math.min(opts.now - WINDOW_MS, updatedSince ?? Number.POSITIVE_INFINITY);
     const end = to ?? pinned?.to ?? opts.now;
     if (!Number.isNaN(start) && !Number.isNaN(end)) {
-      if (start > end) bad.push({ name: 'from', reason: 'must not be after to' });
+      // Name the bound the client sent, or the cursor that carried it.
+      if (start > end) {
+        if (raw.from !== undefined) bad.push({ name: 'from', reason: 'must not be after to' });
+        else if (raw.to !== undefined) bad.push({ name: 'to', reason: pinned !== null ? "must not be before the start of the cursor's range" : 'must not be before from, which is 24 hours ago when not given' });
+        else bad.push({ name: 'cursor', reason: 'must be a next_cursor value returned by this API' });
+      }
       if (start < oldest) {
         if (raw.from !== undefined) bad.push({ name: 'from', reason: `reaches past the ${opts.historyDays} days of history kept` });
         else if (pinned !== null) bad.push({ name: 'cursor', reason: `its range now reaches past the ${opts.historyDays} days of history kept; start again from the first page` });
         else bad.push({ name: 'updated_since', reason: `reaches past the ${opts.historyDays} days of history kept` });
       }
       if (to !== null && to > opts.now + 60_000) bad.push({ name: 'to', reason: 'is in the future' });
+      else if (to === null && pinned !== null && pinned.to > opts.now + 60_000) bad.push({ name: 'cursor', reason: 'must be a next_cursor value returned by this API' });
     }
     // Incremental sync over history includes cleared events unless a status is asked for.
     history = { status: raw.status ?? (updatedSince !== null ? 'all' : 'active'), from: start, to: end };
+  } else if (cursor?.range !== undefined) {
+    // A history page's cursor without the history parameters would silently page the 24-hour view.
+    bad.push({ name: 'cursor', reason: 'belongs to a history listing; send it with the status, from, to or updated_since of the page it came from' });
   }
 
   if (bad.length > 0) throw invalidParams(bad);
