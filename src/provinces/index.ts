@@ -148,8 +148,7 @@ const KEYS_BY_PROVINCE: readonly (readonly [Province, readonly string[]])[] = PR
 // Separators are limited to one of " -_." so "3.4" or "1 2" are not read as plates 34 and 12.
 const PLATE_RE = /^(?:tr[\s\-_.]?)?0*(\d{1,2})$/;
 
-// Control characters other than whitespace (which trims away like spaces).
-const CONTROL = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Inputs longer than this cannot be a province name and are not worth folding. */
 const MAX_INPUT = 256;
@@ -172,8 +171,9 @@ function decodeIfEncoded(input: string): string {
 export function resolveCity(input: string): Province | null {
   if (typeof input !== 'string' || input.length === 0 || input.length > MAX_INPUT * 3) return null;
   const decoded = decodeIfEncoded(input);
-  // Punctuation folds away ("K. Maraş"); control characters ("istanbul%00") are no spelling.
-  if (CONTROL.test(decoded)) return null;
+  // Punctuation folds away ("K. Maraş") and surrounding whitespace trims; a control character
+  // anywhere else ("istanbul%00", "ist\tanbul") is no spelling.
+  if (CONTROL.test(decoded.trim())) return null;
   const letters = foldLetters(decoded);
   if (letters.length > MAX_INPUT) return null;
   const plate = PLATE_RE.exec(letters.trim());

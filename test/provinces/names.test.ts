@@ -236,6 +236,8 @@ describe('resolveCity', () => {
     'istanbul\u0000',
     'ist\u0001anbul',
     'ankara%7F',
+    'ist\tanbul',
+    'ist%0Aanbul',
     '%',
     '%E0%A4%A',
   ])('rejects %p', (input) => {
