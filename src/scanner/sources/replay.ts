@@ -140,8 +140,16 @@ export class ReplaySource implements Source {
             this.files.set(rel, entry);
           }
         } catch (err) {
-          entry = { signature: '', items: [], error: `unreadable (${errorCode(err)})` };
-          this.files.delete(rel);
+          const code = errorCode(err);
+          // Gone since the listing: removed, as if it had not been listed.
+          if (code === 'ENOENT') {
+            this.files.delete(rel);
+            continue;
+          }
+          // Unreadable for now (permissions, I/O): like a broken file, it keeps its last good items.
+          const cached = this.files.get(rel);
+          entry = { signature: '', items: cached?.items ?? [], error: `unreadable (${code})${cached !== undefined && cached.items.length > 0 ? '; serving its last good version' : ''}` };
+          if (cached !== undefined) this.files.set(rel, entry);
         }
         seen.add(rel);
         if (entry.error !== null) errors.push(`${rel}: ${entry.error}`);

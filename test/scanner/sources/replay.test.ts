@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRecording, ReplaySource } from '../../../src/scanner/sources/replay.ts';
@@ -164,6 +164,32 @@ describe('ReplaySource', () => {
     await writeFile(join(dir, 'here', 'live.json'), '{"results": [ {"loc');
     expect((await s.fetchCell(ISTANBUL)).ok).toBe(true);
     expect(s.fileErrors()[0]).not.toContain('last good version');
+  });
+
+  test('a file removed while broken takes its last good items with it', async () => {
+    const dir = await replayDir({ 'here/live.json': 'synthetic-here-v7-incidents-istanbul.json' });
+    const s = new ReplaySource({ dir });
+    const first = await s.fetchCell(ISTANBUL);
+    expect(first.ok && first.items).toHaveLength(4);
+    await writeFile(join(dir, 'here', 'live.json'), 'not json');
+    const broken = await s.fetchCell(ISTANBUL);
+    expect(broken.ok && broken.items).toHaveLength(4);
+    await rm(join(dir, 'here', 'live.json'));
+    const gone = await s.fetchCell(ISTANBUL);
+    expect(gone.ok && gone.items).toEqual([]);
+    expect(s.fileErrors()).toEqual([]);
+  });
+
+  test('a file that becomes unreadable keeps its last good version', async () => {
+    const dir = await replayDir({ 'here/live.json': 'synthetic-here-v7-incidents-istanbul.json' });
+    const s = new ReplaySource({ dir });
+    expect((await s.fetchCell(ISTANBUL)).ok).toBe(true);
+    // A symlink to itself: listed, but stat fails with ELOOP (a permission error would not stop root).
+    await rm(join(dir, 'here', 'live.json'));
+    await symlink('live.json', join(dir, 'here', 'live.json'));
+    const r = await s.fetchCell(ISTANBUL);
+    expect(r.ok && r.items).toHaveLength(4);
+    expect(s.fileErrors()).toEqual([expect.stringMatching(/^here\/live\.json: unreadable \(ELOOP\); serving its last good version$/) as unknown as string]);
   });
 
   test('a missing directory fails every cell with a clear error', async () => {
