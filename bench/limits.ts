@@ -22,7 +22,7 @@
  * (utime+stime from /proc), which stays meaningful when other work shares the machine.
  *   bun bench/limits.ts [--seconds 8] [--rounds 3] [--connections 64]
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, median, pin, waitForHttp, type LoadResult } from './lib/load.ts';
@@ -82,8 +82,13 @@ end
   const ports = { trafik: 3711, rawPage: 3712, raw429: 3713, rawPageHeaders: 3714, raw429Headers: 3715, trafikPage: 3716, floorPage: 3717, floor429: 3718 };
   const PAGE_LIMIT = 1000;
   // The default quota: 1,000 a month per address (each address makes ~150 requests here).
-  const serve = (port: number, perMinute: number) =>
-    spawnServe({ port, dbPath, replayDir: dir, env: { TRUST_PROXY: '127.0.0.1', RATE_LIMIT_PER_MINUTE: String(perMinute), FREE_MONTHLY_QUOTA: '1000' } });
+  // Each server gets its own copy of the seeded database: two on one file would contend for its
+  // write lock (quota write-behind) and scan it twice at start.
+  const serve = (port: number, perMinute: number) => {
+    const own = join(dir, `trafik-${port}.db`);
+    copyFileSync(dbPath, own);
+    return spawnServe({ port, dbPath: own, replayDir: dir, env: { TRUST_PROXY: '127.0.0.1', RATE_LIMIT_PER_MINUTE: String(perMinute), FREE_MONTHLY_QUOTA: '1000' } });
+  };
   const trafik = serve(ports.trafik, 60);
   const trafikPage = serve(ports.trafikPage, PAGE_LIMIT);
   const raws: ReturnType<typeof Bun.spawn>[] = [];

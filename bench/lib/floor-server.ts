@@ -2,7 +2,8 @@
  * The floor: the least a server can do per request and still answer GET /api/v1/events as
  * CONTRACT §1/§4 require — the client's address from the socket (and from X-Forwarded-For behind
  * the trusted proxy), the headers a full implementation must read (request id, key, conditional
- * request, content negotiation), a per-client count, and the same response headers trafik sends
+ * request, content negotiation — a request with a key just gets a bare 401, as the benchmark sends
+ * none), a per-client count, and the same response headers trafik sends
  * with their per-request values. No framework, no validation, no sliding window (a plain counter
  * per minute), no quota store, no key check; cached header sets wherever the values allow.
  * Nothing that does the whole job can be cheaper, so `floor / raw` bounds any `trafik / raw`.
