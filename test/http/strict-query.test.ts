@@ -2,19 +2,12 @@ import { describe, expect, test } from 'bun:test';
 import { t } from 'elysia';
 import { strictQuery } from '../../src/http/strict-query.ts';
 import { ApiError } from '../../src/http/problems.ts';
+import { thrown } from '../helpers/thrown.ts';
 
 // strictQuery is the one parser of query strings; the HTTP tests (params.test.ts) cover the
 // routes' own schemas. These cover what no route uses today.
 
-function problem(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
+const problem = (fn: () => unknown): ApiError => thrown(ApiError, fn);
 
 describe('strictQuery', () => {
   test('a kind it cannot check and convert is refused when the route is built, not served as a string', () => {

@@ -272,16 +272,6 @@ describe('HereSource', () => {
     }
   });
 
-  test('JSON that is not an object is a parse failure of the cell, no back-off', async () => {
-    up.route('/herearray', { json: [1, 2, 3] });
-    const s = source('/herearray');
-    const r = await s.fetchCell(CELL);
-    expect(r.ok).toBe(false);
-    expect(!r.ok && r.kind).toBe('parse');
-    expect(!r.ok && r.error).toBe('HERE answered JSON that is not an object');
-    expect(s.status().state).toBe('ok');
-  });
-
   test('an empty results list is ok', async () => {
     up.route('/hereempty', { json: { sourceUpdated: '2026-11-21T10:00:00Z', results: [] } });
     expect(await source('/hereempty').fetchCell(CELL)).toEqual({ ok: true, items: [], requests: 1 });

@@ -10,19 +10,12 @@ import {
   type Source,
 } from '../../../src/scanner/sources/index.ts';
 import { FIXTURES_DIR, manualClock, recordingSleep, startFakeUpstream } from '../../helpers/fake-upstream.ts';
+import { thrown } from '../../helpers/thrown.ts';
 
 const up = startFakeUpstream();
 afterAll(() => up.stop());
 
-function configError(fn: () => unknown): SourceConfigError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof SourceConfigError) return err;
-    throw err;
-  }
-  throw new Error('expected a SourceConfigError');
-}
+const configError = (fn: () => unknown): SourceConfigError => thrown(SourceConfigError, fn);
 
 describe('createSources', () => {
   test('builds the configured sources in order, once each', () => {
@@ -81,5 +74,23 @@ describe('createSources', () => {
     expect(waze?.status().until).toBe(clock.now() + 60_000);
     const t = await tomtom?.fetchCell({ id: 'a', bbox: [28, 40, 29, 41] });
     expect(t?.ok === false && t.kind).toBe('timeout');
+  });
+});
+
+describe('every HTTP source', () => {
+  test('JSON that is not an object is a parse failure of the cell naming the upstream, with no back-off', async () => {
+    up.route('/not-an-object', { json: [1, 2, 3] });
+    const deps = { baseUrl: up.url('/not-an-object'), timeoutMs: 150, now: manualClock().now, sleep: async () => {}, random: () => 0 };
+    const cell = { id: 'ist', bbox: [28.5, 40.8, 29.4, 41.3] as [number, number, number, number] };
+    const sources: [Source, string][] = [
+      [new WazeSource(deps), 'Waze'],
+      [new TomTomSource({ ...deps, apiKey: 'k' }), 'TomTom'],
+      [new HereSource({ ...deps, apiKey: 'k' }), 'HERE'],
+    ];
+    for (const [source, label] of sources) {
+      const r = await source.fetchCell(cell);
+      expect(r).toEqual({ ok: false, kind: 'parse', error: `${label} answered JSON that is not an object`, requests: 1 });
+      expect(source.status().state).toBe('ok');
+    }
   });
 });

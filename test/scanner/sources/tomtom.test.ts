@@ -243,16 +243,6 @@ describe('TomTomSource', () => {
     expect(s.status().state).toBe('ok');
   });
 
-  test('JSON that is not an object is a parse failure of the cell, no back-off', async () => {
-    up.route('/ttarray', { json: [1, 2, 3] });
-    const s = source('/ttarray');
-    const r = await s.fetchCell(CELL);
-    expect(r.ok).toBe(false);
-    expect(!r.ok && r.kind).toBe('parse');
-    expect(!r.ok && r.error).toBe('TomTom answered JSON that is not an object');
-    expect(s.status().state).toBe('ok');
-  });
-
   test('400 is a failed cell, not retried, no back-off', async () => {
     up.route('/tt400', { status: 400, json: { error: 'bbox too large' } });
     const s = source('/tt400');

@@ -519,16 +519,6 @@ describe('WazeSource', () => {
     expect(!refused.ok && refused.kind).toBe('network');
   });
 
-  test('JSON that is not an object is a parse failure of the cell, no back-off', async () => {
-    up.route('/georss-array', { json: [1, 2, 3] });
-    const s = source('/georss-array');
-    const r = await s.fetchCell(CELL);
-    expect(r.ok).toBe(false);
-    expect(!r.ok && r.kind).toBe('parse');
-    expect(!r.ok && r.error).toBe('Waze answered JSON that is not an object');
-    expect(s.status().state).toBe('ok');
-  });
-
   test('an empty 200 is a valid "nothing here"', async () => {
     up.route('/georss-empty', { json: { startTimeMillis: 1, endTimeMillis: 2 } });
     const r = await source('/georss-empty').fetchCell(CELL);
