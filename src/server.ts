@@ -1,6 +1,8 @@
-import type { Clock } from './clock.ts';
+import type { Database } from 'bun:sqlite';
+import { iso, type Clock } from './clock.ts';
 import { ConfigError, type Config } from './config.ts';
-import { openDatabase, type OpenedDb } from './db/client.ts';
+import { isBusy, openDatabase, type OpenedDb } from './db/client.ts';
+import { DatabaseLease, processHolder } from './db/lease.ts';
 import { createApp, type App } from './http/app.ts';
 import { limitsGate } from './http/plugins/limits.ts';
 import { startScanLoop, type ScanLoop } from './jobs/scan-loop.ts';
@@ -13,11 +15,15 @@ import { sqliteWindowSource, type WindowSource } from './read-model/load-window.
 import { ReadModel } from './read-model/read-model.ts';
 import { RELEASE } from './release.ts';
 import { yieldToLoop } from './scanner/pool.ts';
-import type { ScanSummary } from './scanner/scan.ts';
+import { markInterruptedScans, type ScanSummary } from './scanner/scan.ts';
 import type { SourceStatus } from './scanner/sources/source.ts';
 import { ScannerWorker } from './scanner/worker-client.ts';
 import { ChangeFeed } from './stream/feed.ts';
 import { startWebhookWorker, type WebhookWorker } from './webhooks/worker.ts';
+
+/** A serve that stops renewing its lease (frozen, or killed on another host) loses it after this. */
+const LEASE_TTL_MS = 60_000;
+const LEASE_RENEW_MS = 15_000;
 
 /** The window moves even when no scan lands: rebuild at least this often. */
 const WINDOW_REFRESH_MS = 60_000;
@@ -63,6 +69,20 @@ export interface Server {
  */
 export async function startServer(opts: ServerOptions): Promise<Server> {
   const { config, logger, main, clock } = opts;
+  // One serve per database file: a second would scan twice, send every webhook twice and mark
+  // the first one's scan as interrupted.
+  const holder = processHolder();
+  const lease = (sqlite: Database) => new DatabaseLease(sqlite, { name: 'serve', holder, ttlMs: LEASE_TTL_MS, clock });
+  const acquired = lease(main.sqlite).acquire();
+  if (!acquired.ok) {
+    const h = acquired.heldBy;
+    throw new ConfigError(
+      'DATABASE_PATH',
+      `another trafik serve (pid ${h.pid} on ${h.host}, since ${iso(h.since)}) runs on ${config.databasePath}; stop it first (two would scan twice and send every webhook twice)`,
+    );
+  }
+  const interrupted = markInterruptedScans(main.sqlite, clock());
+  if (interrupted > 0) logger.warn('marked interrupted scans', { count: interrupted });
   // WAL checkpoints happen after the scanner's commits; this thread's small write-behind commits
   // must not run one on the event loop.
   main.sqlite.exec('PRAGMA wal_autocheckpoint = 0');
@@ -75,6 +95,16 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   }
   const hooksDb = openDatabase(config.databasePath, { busyTimeoutMs: 0 });
   hooksDb.sqlite.exec('PRAGMA wal_autocheckpoint = 0');
+  // Renewed on the never-waiting connection: a scan holding the write lock makes a renewal wait
+  // for the next tick, never the event loop.
+  const renewal = lease(hooksDb.sqlite);
+  const leaseTimer = setInterval(() => {
+    try {
+      if (!renewal.renew()) logger.error('the serve lease was taken over by another process; stop one of them', { database: config.databasePath });
+    } catch (err) {
+      if (!isBusy(err)) logger.warn('serve lease renewal failed; will retry', { error: errorText(err) });
+    }
+  }, LEASE_RENEW_MS);
   const webhooks: WebhookWorker = startWebhookWorker({ db: hooksDb.sqlite, clock, logger, allowPrivate: config.webhookAllowPrivate });
 
   // Rate windows saved at the last graceful stop come back; quotas are written behind every second.
@@ -111,8 +141,10 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   try {
     app.listen({ port: config.port, hostname: config.host });
   } catch (err) {
+    clearInterval(leaseTimer);
     await scanner.stop();
     await webhooks.stop();
+    lease(main.sqlite).release();
     throw new ConfigError('PORT', `cannot listen on ${config.host}:${config.port}: ${errorText(err).replace(/^\w*Error: /, '')}`);
   }
 
@@ -139,6 +171,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
     scanOnce,
     async stop() {
       clearInterval(windowTimer);
+      clearInterval(leaseTimer);
       streams.closeAll();
       // Aborts the scan in flight (its remaining cells fail, so nothing is cleared) and lets it
       // commit; the loop then sees it finish.
@@ -149,6 +182,11 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
       hooksDb.sqlite.close();
       await app.stop();
       limits.close();
+      try {
+        lease(main.sqlite).release();
+      } catch (err) {
+        logger.warn('could not give the serve lease back; it expires by itself', { error: errorText(err) });
+      }
       main.sqlite.close();
     },
   };

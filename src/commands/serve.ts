@@ -2,7 +2,7 @@ import { UsageError } from '../cli/args.ts';
 import { systemClock } from '../clock.ts';
 import { RELEASE } from '../release.ts';
 import { startServer } from '../server.ts';
-import { buildSources, markInterruptedScans, openRuntime } from './runtime.ts';
+import { buildSources, openRuntime } from './runtime.ts';
 
 /** `trafik serve` (the default): the API and the scan loop until SIGTERM/SIGINT. */
 export async function serveCommand(argv: string[]): Promise<number> {
@@ -11,8 +11,6 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const { config, logger, main } = openRuntime();
   // Validates the source configuration here, so a bad one stops the start with exit code 2.
   buildSources(config, clock);
-  const interrupted = markInterruptedScans(main.sqlite, clock());
-  if (interrupted > 0) logger.warn('marked interrupted scans', { count: interrupted });
 
   const server = await startServer({ config, logger, main, clock });
   logger.info('listening', { host: config.host, port: server.port, release: RELEASE, database: config.databasePath, sources: config.sources });

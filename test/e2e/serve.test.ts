@@ -125,6 +125,17 @@ test('the Enterprise key reads history, the stream and its webhook state from th
   expect(free.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
 });
 
+test('a second serve on the same database refuses to start, naming the one that runs', () => {
+  const second = cli('serve');
+  expect(second.code).toBe(2);
+  const lines = second.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toContain('DATABASE_PATH: another trafik serve (pid ');
+  expect(lines[0]).toContain(`(pid ${server!.pid} on `);
+  // It left the first one alone: still serving.
+  return fetch(`${base}/api/v1/health`).then((r) => expect(r.status).toBe(200));
+});
+
 test('SIGTERM stops it gracefully', async () => {
   server!.kill('SIGTERM');
   expect(await server!.exited).toBe(0);
