@@ -8,7 +8,7 @@
  * measure what it adds.
  */
 import { systemClock } from '../../src/clock.ts';
-import { buildSources, markInterruptedScans, openRuntime, scanAndPurge } from '../../src/commands/runtime.ts';
+import { buildSources, openRuntime, scanAndPurge } from '../../src/commands/runtime.ts';
 import type { Config } from '../../src/config.ts';
 import { openDatabase, type OpenedDb } from '../../src/db/client.ts';
 import type { App } from '../../src/http/app.ts';
@@ -62,7 +62,6 @@ export async function startServeLike(opts: ServeLikeOptions): Promise<ServeLike>
     FREE_MONTHLY_QUOTA: '1000000000',
   });
   buildSources(config, clock);
-  markInterruptedScans(main.sqlite, clock());
   // The scanner behind a handle that can start later; serve itself starts the worker at once.
   let inner: Scanner | null = null;
   const startScanner = async () => {
