@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite';
 import { iso, type Clock } from './clock.ts';
 import { ConfigError, type Config } from './config.ts';
 import { isBusy, openDatabase, type OpenedDb } from './db/client.ts';
-import { DatabaseLease, processHolder } from './db/lease.ts';
+import { DatabaseLease, processHolder, type Acquired } from './db/lease.ts';
 import { createApp, type App } from './http/app.ts';
 import { limitsGate } from './http/plugins/limits.ts';
 import { startScanLoop, type ScanLoop } from './jobs/scan-loop.ts';
@@ -23,7 +23,7 @@ import { startWebhookWorker, type WebhookWorker } from './webhooks/worker.ts';
 
 /** A serve that stops renewing its lease (frozen, or killed on another host) loses it after this. */
 const LEASE_TTL_MS = 60_000;
-const LEASE_RENEW_MS = 15_000;
+const LEASE_RENEW_MS = 5_000;
 
 /** The window moves even when no scan lands: rebuild at least this often. */
 const WINDOW_REFRESH_MS = 60_000;
@@ -68,12 +68,34 @@ export interface Server {
  * its write-behind, and the 24-hour view rebuilt in steps after every commit.
  */
 export async function startServer(opts: ServerOptions): Promise<Server> {
-  const { config, logger, main, clock } = opts;
-  // One serve per database file: a second would scan twice, send every webhook twice and mark
-  // the first one's scan as interrupted.
+  const lease = takeServeLease(opts);
+  try {
+    return await serveHolding(opts, lease);
+  } catch (err) {
+    // A start that fails after taking the lease gives it back: a retry must not wait it out.
+    try {
+      lease(opts.main.sqlite).release();
+    } catch {}
+    throw err;
+  }
+}
+
+/**
+ * One serve per database file: a second would scan twice, send every webhook twice and mark the
+ * first one's scan as interrupted. Takes the database's `serve` lease, or refuses (exit 2) naming
+ * the process that holds it. Returns the lease on a given connection.
+ */
+function takeServeLease(opts: ServerOptions): (sqlite: Database) => DatabaseLease {
+  const { config, main, clock } = opts;
   const holder = processHolder();
   const lease = (sqlite: Database) => new DatabaseLease(sqlite, { name: 'serve', holder, ttlMs: LEASE_TTL_MS, clock });
-  const acquired = lease(main.sqlite).acquire();
+  let acquired: Acquired;
+  try {
+    acquired = lease(main.sqlite).acquire();
+  } catch (err) {
+    if (isBusy(err)) throw new ConfigError('DATABASE_PATH', `${config.databasePath} stayed locked by another process writing to it; try again`);
+    throw err;
+  }
   if (!acquired.ok) {
     const h = acquired.heldBy;
     throw new ConfigError(
@@ -81,6 +103,11 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
       `another trafik serve (pid ${h.pid} on ${h.host}, since ${iso(h.since)}) runs on ${config.databasePath}; stop it first (two would scan twice and send every webhook twice)`,
     );
   }
+  return lease;
+}
+
+async function serveHolding(opts: ServerOptions, lease: (sqlite: Database) => DatabaseLease): Promise<Server> {
+  const { config, logger, main, clock } = opts;
   const interrupted = markInterruptedScans(main.sqlite, clock());
   if (interrupted > 0) logger.warn('marked interrupted scans', { count: interrupted });
   // WAL checkpoints happen after the scanner's commits; this thread's small write-behind commits
@@ -95,16 +122,6 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   }
   const hooksDb = openDatabase(config.databasePath, { busyTimeoutMs: 0 });
   hooksDb.sqlite.exec('PRAGMA wal_autocheckpoint = 0');
-  // Renewed on the never-waiting connection: a scan holding the write lock makes a renewal wait
-  // for the next tick, never the event loop.
-  const renewal = lease(hooksDb.sqlite);
-  const leaseTimer = setInterval(() => {
-    try {
-      if (!renewal.renew()) logger.error('the serve lease was taken over by another process; stop one of them', { database: config.databasePath });
-    } catch (err) {
-      if (!isBusy(err)) logger.warn('serve lease renewal failed; will retry', { error: errorText(err) });
-    }
-  }, LEASE_RENEW_MS);
   const webhooks: WebhookWorker = startWebhookWorker({ db: hooksDb.sqlite, clock, logger, allowPrivate: config.webhookAllowPrivate });
 
   // Rate windows saved at the last graceful stop come back; quotas are written behind every second.
@@ -141,10 +158,8 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   try {
     app.listen({ port: config.port, hostname: config.host });
   } catch (err) {
-    clearInterval(leaseTimer);
     await scanner.stop();
     await webhooks.stop();
-    lease(main.sqlite).release();
     throw new ConfigError('PORT', `cannot listen on ${config.host}:${config.port}: ${errorText(err).replace(/^\w*Error: /, '')}`);
   }
 
@@ -161,6 +176,30 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
       readModel.refreshAsync(yieldToLoop).catch((err) => logger.error('read model refresh failed', { error: errorText(err) }));
     }
   }, 10_000);
+
+  // Renewed on the never-waiting connection, so a scan holding the write lock makes a renewal
+  // wait for the next tick, never the event loop. Lost after a stall longer than its ttl: taken
+  // back if free; if another serve took it, this one stops scanning and sending webhooks.
+  const renewal = lease(hooksDb.sqlite);
+  const leaseTimer = setInterval(() => {
+    try {
+      if (renewal.renew()) return;
+      const again = renewal.acquire();
+      if (again.ok) {
+        logger.warn('took the serve lease back after it had expired');
+        return;
+      }
+      clearInterval(leaseTimer);
+      logger.error('another trafik serve took over this database; this one stops scanning and sending webhooks, HTTP keeps serving', {
+        pid: again.heldBy.pid,
+        host: again.heldBy.host,
+      });
+      void loop?.stop();
+      void webhooks.stop();
+    } catch (err) {
+      if (!isBusy(err)) logger.warn('serve lease renewal failed; will retry', { error: errorText(err) });
+    }
+  }, LEASE_RENEW_MS);
 
   return {
     app,

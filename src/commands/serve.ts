@@ -13,7 +13,6 @@ export async function serveCommand(argv: string[]): Promise<number> {
   buildSources(config, clock);
 
   const server = await startServer({ config, logger, main, clock });
-  logger.info('listening', { host: config.host, port: server.port, release: RELEASE, database: config.databasePath, sources: config.sources });
 
   return await new Promise<number>((resolve) => {
     let stopping = false;
@@ -27,5 +26,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     };
     process.once('SIGTERM', () => void stop('SIGTERM'));
     process.once('SIGINT', () => void stop('SIGINT'));
+    // Only now: whoever waits for this line may signal the process at once.
+    logger.info('listening', { host: config.host, port: server.port, release: RELEASE, database: config.databasePath, sources: config.sources });
   });
 }

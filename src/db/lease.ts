@@ -24,10 +24,16 @@ export interface LeaseOptions {
   isAlive?: (pid: number) => boolean;
 }
 
-/** This process as a lease holder; the random part tells a restarted process with a reused pid apart. */
+let self: { id: string; host: string; pid: number } | null = null;
+
+/**
+ * This process as a lease holder, the same for its whole life. The random part tells a restarted
+ * process that got the same pid (`bun --watch`, pid 1 in a container) from the one before it.
+ */
 export function processHolder(): { id: string; host: string; pid: number } {
   const host = hostname();
-  return { id: `${host}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`, host, pid: process.pid };
+  self ??= { id: `${host}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`, host, pid: process.pid };
+  return self;
 }
 
 function pidAlive(pid: number): boolean {
@@ -56,15 +62,28 @@ export class DatabaseLease {
     this.isAlive = opts.isAlive ?? pidAlive;
   }
 
+  /** The current holder, read without taking the write lock (WAL readers never wait). */
+  holder(): LeaseRow | null {
+    return this.sqlite.query<LeaseRow, [string]>('SELECT holder, host, pid, since, expires_at AS expiresAt FROM leases WHERE name = ?').get(this.opts.name);
+  }
+
+  private isFree(row: LeaseRow | null, now: number): boolean {
+    const me = this.opts.holder;
+    if (row === null || row.holder === me.id || row.expiresAt <= now) return true;
+    if (row.host !== me.host) return false;
+    // This host: our own pid under another id is a process before us; another pid must still run.
+    return row.pid === me.pid || !this.isAlive(row.pid);
+  }
+
+  /** Takes the lease when it is free; a live holder is refused before any write lock is asked for. */
   acquire(): Acquired {
     const { name, holder, ttlMs, clock } = this.opts;
     const now = clock();
+    const seen = this.holder();
+    if (!this.isFree(seen, now)) return { ok: false, heldBy: seen! };
     return this.sqlite.transaction((): Acquired => {
-      const row = this.sqlite
-        .query<LeaseRow, [string]>('SELECT holder, host, pid, since, expires_at AS expiresAt FROM leases WHERE name = ?')
-        .get(name);
-      const free = row === null || row.holder === holder.id || row.expiresAt <= now || (row.host === holder.host && row.pid !== holder.pid && !this.isAlive(row.pid));
-      if (!free) return { ok: false, heldBy: row };
+      const row = this.holder();
+      if (!this.isFree(row, now)) return { ok: false, heldBy: row! };
       this.sqlite
         .query('INSERT OR REPLACE INTO leases (name, holder, host, pid, since, expires_at) VALUES (?, ?, ?, ?, ?, ?)')
         .run(name, holder.id, holder.host, holder.pid, row?.holder === holder.id ? row.since : now, now + ttlMs);

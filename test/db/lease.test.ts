@@ -61,3 +61,11 @@ test("a holder of this host that no longer runs frees its lease at once (kill -9
   const other = lease('vm2:300:d', { host: 'vm2', pid: 300, isAlive: () => false });
   expect(other.acquire().ok).toBe(false);
 });
+
+test('a process that got the same pid as the holder before it (bun --watch, pid 1 in a container) takes the lease', () => {
+  db = tempDb();
+  expect(lease('vm1:1:old', { pid: 1 }).acquire().ok).toBe(true);
+  const restarted = lease('vm1:1:new', { pid: 1, isAlive: () => true });
+  expect(restarted.acquire()).toEqual({ ok: true });
+  expect(restarted.holder()).toMatchObject({ holder: 'vm1:1:new', pid: 1 });
+});

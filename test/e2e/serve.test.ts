@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -136,9 +137,45 @@ test('a second serve on the same database refuses to start, naming the one that 
   return fetch(`${base}/api/v1/health`).then((r) => expect(r.status).toBe(200));
 });
 
-test('SIGTERM stops it gracefully', async () => {
+const leaseRows = () => {
+  const db = new Database(env.DATABASE_PATH, { readonly: true });
+  try {
+    return db.query<{ pid: number }, []>('SELECT pid FROM leases').all();
+  } finally {
+    db.close();
+  }
+};
+
+test('SIGTERM stops it gracefully and gives the lease back', async () => {
+  expect(leaseRows()).toEqual([{ pid: server!.pid }]);
   server!.kill('SIGTERM');
   expect(await server!.exited).toBe(0);
   expect(out).toContain('"msg":"stopped"');
   server = null;
+  expect(leaseRows()).toEqual([]);
+});
+
+test('after a kill -9 the next serve starts at once: the dead holder frees the lease', async () => {
+  const start = async () => {
+    const p = Bun.spawn(['bun', join(ROOT, 'src', 'main.ts'), 'serve'], { env, cwd: dir, stdout: 'pipe', stderr: 'pipe' });
+    const reader = (p.stdout as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    // Listening means its SIGTERM handler is installed too.
+    while (!text.includes('"msg":"listening"')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`serve exited before listening: ${text}`);
+      text += new TextDecoder().decode(value);
+    }
+    reader.releaseLock();
+    expect(leaseRows()).toEqual([{ pid: p.pid }]);
+    return p;
+  };
+  const killed = await start();
+  killed.kill('SIGKILL');
+  await killed.exited;
+  expect(leaseRows()).toEqual([{ pid: killed.pid }]);
+  const next = await start();
+  next.kill('SIGTERM');
+  expect(await next.exited).toBe(0);
+  expect(leaseRows()).toEqual([]);
 });
