@@ -19,6 +19,7 @@ import {
   optNumber,
   optRecord,
   optString,
+  recordReader,
   reqRecord,
   text,
   topArray,
@@ -101,59 +102,53 @@ function readShape(location: JsonRecord): [number, number][] {
   return points;
 }
 
-function readResult(raw: unknown): NormalizedItem | null {
-  if (!isRecord(raw)) return null;
-  try {
-    const details = reqRecord(raw, 'incidentDetails');
-    const location = reqRecord(raw, 'location');
-    const key = text(optString(details, 'originalId')) ?? text(optString(details, 'id'));
-    if (key === null) return null;
-    const type = text(optString(details, 'type')) ?? 'other';
-    const criticality = text(optString(details, 'criticality'));
-    const roadClosed = optBoolean(details, 'roadClosed') ?? false;
+const readResult = recordReader((raw): NormalizedItem | null => {
+  const details = reqRecord(raw, 'incidentDetails');
+  const location = reqRecord(raw, 'location');
+  const key = text(optString(details, 'originalId')) ?? text(optString(details, 'id'));
+  if (key === null) return null;
+  const type = text(optString(details, 'type')) ?? 'other';
+  const criticality = text(optString(details, 'criticality'));
+  const roadClosed = optBoolean(details, 'roadClosed') ?? false;
 
-    let kind: EventType | undefined;
-    if (roadClosed || type === 'roadClosure') kind = 'road_closure';
-    else kind = lookup(TYPE_KIND, type);
-    // plannedEvent, massTransit, other, and any type HERE adds later (treated as `other`).
-    if (kind === undefined && (criticality === 'critical' || criticality === 'major')) kind = 'hazard';
-    if (kind === undefined) return null;
+  let kind: EventType | undefined;
+  if (roadClosed || type === 'roadClosure') kind = 'road_closure';
+  else kind = lookup(TYPE_KIND, type);
+  // plannedEvent, massTransit, other, and any type HERE adds later (treated as `other`).
+  if (kind === undefined && (criticality === 'critical' || criticality === 'major')) kind = 'hazard';
+  if (kind === undefined) return null;
 
-    const line = readShape(location);
-    const first = line[0];
-    if (!first) return null;
-    const reportedAt = isoToMs(optString(details, 'startTime')) ?? isoToMs(optString(details, 'entryTime'));
-    if (reportedAt === undefined) return null;
+  const line = readShape(location);
+  const first = line[0];
+  if (!first) return null;
+  const reportedAt = isoToMs(optString(details, 'startTime')) ?? isoToMs(optString(details, 'entryTime'));
+  if (reportedAt === undefined) return null;
 
-    const severity: Severity = kind === 'road_closure' ? 'major' : hereSeverity(criticality);
-    let subtype: string | null = null;
-    if (kind === 'hazard') subtype = lookup(HAZARD_SUBTYPE, type) ?? null;
-    if (kind === 'road_closure') subtype = lookup(CLOSURE_SUBTYPE, type) ?? null;
-    const jam: JamDetails | null =
-      kind === 'jam'
-        ? { speed_kmh: null, length_m: optNumber(location, 'length') ?? null, delay_s: null, level: SEVERITY_LEVEL[severity] }
-        : null;
+  const severity: Severity = kind === 'road_closure' ? 'major' : hereSeverity(criticality);
+  let subtype: string | null = null;
+  if (kind === 'hazard') subtype = lookup(HAZARD_SUBTYPE, type) ?? null;
+  if (kind === 'road_closure') subtype = lookup(CLOSURE_SUBTYPE, type) ?? null;
+  const jam: JamDetails | null =
+    kind === 'jam'
+      ? { speed_kmh: null, length_m: optNumber(location, 'length') ?? null, delay_s: null, level: SEVERITY_LEVEL[severity] }
+      : null;
 
-    return {
-      source: 'here',
-      sourceId: key,
-      type: kind,
-      subtype,
-      severity,
-      location: { lon: first[0], lat: first[1] },
-      geometry: lineString(line),
-      road: text(optString(location, 'description')),
-      district: null,
-      description: localized(details, 'description') ?? localized(details, 'summary'),
-      jam,
-      reportedAt,
-      confidence: HERE_CONFIDENCE,
-    };
-  } catch (err) {
-    if (err instanceof FieldTypeError) return null;
-    throw err;
-  }
-}
+  return {
+    source: 'here',
+    sourceId: key,
+    type: kind,
+    subtype,
+    severity,
+    location: { lon: first[0], lat: first[1] },
+    geometry: lineString(line),
+    road: text(optString(location, 'description')),
+    district: null,
+    description: localized(details, 'description') ?? localized(details, 'summary'),
+    jam,
+    reportedAt,
+    confidence: HERE_CONFIDENCE,
+  };
+});
 
 /** Map one `/v7/incidents` payload to normalized items, keyed on `originalId`. Pure; never throws. */
 export function parseHere(payload: unknown): NormalizedItem[] {

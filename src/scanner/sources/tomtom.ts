@@ -18,6 +18,7 @@ import {
   optArray,
   optNumber,
   optString,
+  recordReader,
   reqRecord,
   reqString,
   text,
@@ -155,64 +156,58 @@ function roadName(numbers: string[], from: string | null, to: string | null): st
   return num ?? stretch;
 }
 
-function readFeature(raw: unknown): NormalizedItem | null {
-  if (!isRecord(raw)) return null;
-  try {
-    const props = reqRecord(raw, 'properties');
-    const id = reqString(props, 'id');
-    if (optString(props, 'timeValidity') === 'future') return null;
-    const primary = optNumber(props, 'iconCategory') ?? 0;
-    const magnitude = optNumber(props, 'magnitudeOfDelay') ?? 0;
-    const events = readEvents(props);
-    const mapped = classify(primary, magnitude, events);
-    if (mapped === null) return null;
-    const { location, line } = readGeometry(raw);
-    const reportedAt = isoToMs(optString(props, 'startTime')) ?? isoToMs(optString(props, 'lastReportTime'));
-    if (reportedAt === undefined) return null;
+const readFeature = recordReader((raw): NormalizedItem | null => {
+  const props = reqRecord(raw, 'properties');
+  const id = reqString(props, 'id');
+  if (optString(props, 'timeValidity') === 'future') return null;
+  const primary = optNumber(props, 'iconCategory') ?? 0;
+  const magnitude = optNumber(props, 'magnitudeOfDelay') ?? 0;
+  const events = readEvents(props);
+  const mapped = classify(primary, magnitude, events);
+  if (mapped === null) return null;
+  const { location, line } = readGeometry(raw);
+  const reportedAt = isoToMs(optString(props, 'startTime')) ?? isoToMs(optString(props, 'lastReportTime'));
+  if (reportedAt === undefined) return null;
 
-    const numbers: string[] = [];
-    for (const n of optArray(props, 'roadNumbers') ?? []) {
-      if (typeof n !== 'string') throw new FieldTypeError('roadNumbers[]', 'a string');
-      const t = text(n);
-      if (t !== null) numbers.push(t);
-    }
-    const descriptions = [...new Set(events.map((e) => e.description).filter((d): d is string => d !== null))];
-    const length = optNumber(props, 'length') ?? null;
-    const delay = optNumber(props, 'delay') ?? null;
-    const categories = new Set([primary, ...events.map((e) => e.iconCategory)]);
-
-    let subtype: string | null = null;
-    if (mapped.kind === 'hazard') subtype = lookup(HAZARD_SUBTYPE, mapped.category) ?? null;
-    if (mapped.kind === 'road_closure' && categories.has(9)) subtype = 'road_closed_construction';
-
-    const jam: JamDetails | null =
-      mapped.kind === 'jam'
-        ? { speed_kmh: null, length_m: length, delay_s: delay, level: magnitudeLevel(magnitude) }
-        : null;
-
-    return {
-      source: 'tomtom',
-      sourceId: id,
-      type: mapped.kind,
-      subtype,
-      severity: mapped.kind === 'road_closure' ? 'major' : tomtomSeverity(magnitude),
-      location,
-      geometry: line ? lineString(line) : null,
-      road: roadName(numbers, text(optString(props, 'from')), text(optString(props, 'to'))),
-      district: null,
-      description: descriptions.length > 0 ? descriptions.join('; ') : null,
-      jam,
-      reportedAt,
-      confidence: tomtomConfidence(
-        text(optString(props, 'probabilityOfOccurrence')),
-        optNumber(props, 'numberOfReports') ?? null,
-      ),
-    };
-  } catch (err) {
-    if (err instanceof FieldTypeError) return null;
-    throw err;
+  const numbers: string[] = [];
+  for (const n of optArray(props, 'roadNumbers') ?? []) {
+    if (typeof n !== 'string') throw new FieldTypeError('roadNumbers[]', 'a string');
+    const t = text(n);
+    if (t !== null) numbers.push(t);
   }
-}
+  const descriptions = [...new Set(events.map((e) => e.description).filter((d): d is string => d !== null))];
+  const length = optNumber(props, 'length') ?? null;
+  const delay = optNumber(props, 'delay') ?? null;
+  const categories = new Set([primary, ...events.map((e) => e.iconCategory)]);
+
+  let subtype: string | null = null;
+  if (mapped.kind === 'hazard') subtype = lookup(HAZARD_SUBTYPE, mapped.category) ?? null;
+  if (mapped.kind === 'road_closure' && categories.has(9)) subtype = 'road_closed_construction';
+
+  const jam: JamDetails | null =
+    mapped.kind === 'jam'
+      ? { speed_kmh: null, length_m: length, delay_s: delay, level: magnitudeLevel(magnitude) }
+      : null;
+
+  return {
+    source: 'tomtom',
+    sourceId: id,
+    type: mapped.kind,
+    subtype,
+    severity: mapped.kind === 'road_closure' ? 'major' : tomtomSeverity(magnitude),
+    location,
+    geometry: line ? lineString(line) : null,
+    road: roadName(numbers, text(optString(props, 'from')), text(optString(props, 'to'))),
+    district: null,
+    description: descriptions.length > 0 ? descriptions.join('; ') : null,
+    jam,
+    reportedAt,
+    confidence: tomtomConfidence(
+      text(optString(props, 'probabilityOfOccurrence')),
+      optNumber(props, 'numberOfReports') ?? null,
+    ),
+  };
+});
 
 /** Map one incidentDetails payload to normalized items. Pure; a malformed incident is skipped. */
 export function parseTomTom(payload: unknown): NormalizedItem[] {

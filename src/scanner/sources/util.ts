@@ -3,8 +3,9 @@
  * JSON, normalisation of names and numbers, and a little geometry.
  *
  * The field readers follow one rule: an absent field (`undefined` or `null`) is `undefined`; a
- * present field of the wrong type throws {@link FieldTypeError}. Parsers catch that error per item
- * and skip the item, so one odd upstream record never throws out of a parser nor poisons the rest.
+ * present field of the wrong type throws {@link FieldTypeError}. Each record's reader is wrapped in
+ * {@link recordReader}, which catches that error and skips the item, so one odd upstream record
+ * never throws out of a parser nor poisons the rest.
  */
 import type { LatLon, LineString, NormalizedItem } from '../../domain/event.ts';
 import type { BBox } from './source.ts';
@@ -69,6 +70,22 @@ export function reqRecord(obj: JsonRecord, key: string): JsonRecord {
   const v = optRecord(obj, key);
   if (v === undefined) throw new FieldTypeError(key, 'an object');
   return v;
+}
+
+/**
+ * The reader of one upstream record, made safe: a record that is not an object, or that has a
+ * present field of the wrong type ({@link FieldTypeError}), reads as null and is skipped.
+ */
+export function recordReader<T>(read: (raw: JsonRecord) => T | null): (raw: unknown) => T | null {
+  return (raw) => {
+    if (!isRecord(raw)) return null;
+    try {
+      return read(raw);
+    } catch (err) {
+      if (err instanceof FieldTypeError) return null;
+      throw err;
+    }
+  };
 }
 
 /** A top-level array of the payload; a missing or mistyped one is an empty list. */

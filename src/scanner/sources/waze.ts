@@ -21,6 +21,7 @@ import {
   optRecord,
   optString,
   quadrants,
+  recordReader,
   reqRecord,
   reqString,
   text,
@@ -104,74 +105,62 @@ function readLocation(obj: JsonRecord, key: string): LatLon {
   return { lat, lon };
 }
 
-function readAlert(raw: unknown): WazeAlert | null {
-  if (!isRecord(raw)) return null;
-  try {
-    const pubMillis = optNumber(raw, 'pubMillis');
-    if (pubMillis === undefined) return null;
-    return {
-      uuid: reqString(raw, 'uuid'),
-      type: reqString(raw, 'type').trim().toUpperCase(),
-      subtype: text(optString(raw, 'subtype')),
-      location: readLocation(raw, 'location'),
-      reliability: optNumber(raw, 'reliability') ?? null,
-      confidence: optNumber(raw, 'confidence') ?? null,
-      reportBy: text(optString(raw, 'reportBy')),
-      pubMillis,
-      street: text(optString(raw, 'street')),
-      city: text(optString(raw, 'city')),
-      description: text(optString(raw, 'reportDescription')),
-    };
-  } catch (err) {
-    if (err instanceof FieldTypeError) return null;
-    throw err;
-  }
-}
+const readAlert = recordReader((raw): WazeAlert | null => {
+  const pubMillis = optNumber(raw, 'pubMillis');
+  if (pubMillis === undefined) return null;
+  return {
+    uuid: reqString(raw, 'uuid'),
+    type: reqString(raw, 'type').trim().toUpperCase(),
+    subtype: text(optString(raw, 'subtype')),
+    location: readLocation(raw, 'location'),
+    reliability: optNumber(raw, 'reliability') ?? null,
+    confidence: optNumber(raw, 'confidence') ?? null,
+    reportBy: text(optString(raw, 'reportBy')),
+    pubMillis,
+    street: text(optString(raw, 'street')),
+    city: text(optString(raw, 'city')),
+    description: text(optString(raw, 'reportDescription')),
+  };
+});
 
-function readJam(raw: unknown): WazeJam | null {
-  if (!isRecord(raw)) return null;
-  try {
-    const idValue = raw.uuid ?? raw.id;
-    let key: string;
-    if (typeof idValue === 'number' && Number.isFinite(idValue)) key = String(idValue);
-    else if (typeof idValue === 'string' && idValue.trim() !== '') key = idValue.trim();
-    else return null;
-    const line: [number, number][] = [];
-    for (const p of optArray(raw, 'line') ?? []) {
-      if (!isRecord(p)) return null;
-      const lon = optNumber(p, 'x');
-      const lat = optNumber(p, 'y');
-      if (lon === undefined || lat === undefined || !isValidLatLon(lat, lon)) return null;
-      line.push([lon, lat]);
-    }
-    if (line.length === 0) return null;
-    const pubMillis = optNumber(raw, 'pubMillis');
-    if (pubMillis === undefined) return null;
-    const speedKmh = optNumber(raw, 'speedKMH');
-    const speedMs = optNumber(raw, 'speed');
-    const delay = optNumber(raw, 'delay');
-    const cause = raw.causeAlert === undefined || raw.causeAlert === null ? null : readAlert(raw.causeAlert);
-    return {
-      key,
-      line,
-      level: optNumber(raw, 'level') ?? 0,
-      speedKmh: speedKmh ?? (speedMs === undefined ? null : Math.round(speedMs * 3.6 * 100) / 100),
-      lengthM: optNumber(raw, 'length') ?? null,
-      // -1 means "blocked": there is no finite delay.
-      delayS: delay === undefined || delay < 0 ? null : delay,
-      street: text(optString(raw, 'street')),
-      city: text(optString(raw, 'city')),
-      pubMillis,
-      blockingAlertUuid: text(optString(raw, 'blockingAlertUuid')),
-      blockType: text(optString(raw, 'blockType')),
-      blockStartTime: optNumber(raw, 'blockStartTime') ?? null,
-      causeAlert: cause,
-    };
-  } catch (err) {
-    if (err instanceof FieldTypeError) return null;
-    throw err;
+const readJam = recordReader((raw): WazeJam | null => {
+  const idValue = raw.uuid ?? raw.id;
+  let key: string;
+  if (typeof idValue === 'number' && Number.isFinite(idValue)) key = String(idValue);
+  else if (typeof idValue === 'string' && idValue.trim() !== '') key = idValue.trim();
+  else return null;
+  const line: [number, number][] = [];
+  for (const p of optArray(raw, 'line') ?? []) {
+    if (!isRecord(p)) return null;
+    const lon = optNumber(p, 'x');
+    const lat = optNumber(p, 'y');
+    if (lon === undefined || lat === undefined || !isValidLatLon(lat, lon)) return null;
+    line.push([lon, lat]);
   }
-}
+  if (line.length === 0) return null;
+  const pubMillis = optNumber(raw, 'pubMillis');
+  if (pubMillis === undefined) return null;
+  const speedKmh = optNumber(raw, 'speedKMH');
+  const speedMs = optNumber(raw, 'speed');
+  const delay = optNumber(raw, 'delay');
+  const cause = raw.causeAlert === undefined || raw.causeAlert === null ? null : readAlert(raw.causeAlert);
+  return {
+    key,
+    line,
+    level: optNumber(raw, 'level') ?? 0,
+    speedKmh: speedKmh ?? (speedMs === undefined ? null : Math.round(speedMs * 3.6 * 100) / 100),
+    lengthM: optNumber(raw, 'length') ?? null,
+    // -1 means "blocked": there is no finite delay.
+    delayS: delay === undefined || delay < 0 ? null : delay,
+    street: text(optString(raw, 'street')),
+    city: text(optString(raw, 'city')),
+    pubMillis,
+    blockingAlertUuid: text(optString(raw, 'blockingAlertUuid')),
+    blockType: text(optString(raw, 'blockType')),
+    blockStartTime: optNumber(raw, 'blockStartTime') ?? null,
+    causeAlert: cause,
+  };
+});
 
 /** Waze `city` is free text, often "District, Province"; the first part is the district. */
 export function wazeDistrict(city: string | null): string | null {
