@@ -153,7 +153,8 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** Inputs longer than this cannot be a province name and are not worth folding. */
 const MAX_INPUT = 256;
 
-function decodeIfEncoded(input: string): string {
+/** Percent-decodes a string that has escapes, once; a malformed escape leaves it as it is. */
+export function decodeIfEncoded(input: string): string {
   if (!input.includes('%')) return input;
   try {
     return decodeURIComponent(input);

@@ -6,6 +6,7 @@ import { sendPage } from '../../http/send.ts';
 import { accessContext } from '../../http/plugins/limits.ts';
 import { historyPage } from '../../history/page.ts';
 import type { ReadModel } from '../../read-model/read-model.ts';
+import { decodeIfEncoded } from '../../provinces/index.ts';
 import { PARAMETERS, parameterDocs } from '../parameters.ts';
 import { errorResponses } from '../responses.ts';
 import { CityListQuery, CityParams, EventFeatureCollection, EventList, ListQuery } from './model.ts';
@@ -99,7 +100,8 @@ export function eventsRoutes(deps: EventsDeps) {
         // Elysia leaves a path parameter it cannot percent-decode undefined: the raw segment is
         // then the best name to show back in the 404.
         const segment = typeof params.city === 'string' ? params.city : rawCitySegment(request.url);
-        const city = resolveCityOrThrow(decodeSegment(segment), 'path');
+        // Path params normally arrive decoded; a doubly-encoded or raw one is decoded once more.
+        const city = resolveCityOrThrow(decodeIfEncoded(segment), 'path');
         const parsed = parseListQuery(query, {
           accept: request.headers.get('accept'),
           now: clock(),
@@ -128,14 +130,4 @@ function rawCitySegment(url: string): string {
   const start = url.indexOf('/api/v1/events/') + '/api/v1/events/'.length;
   const q = url.indexOf('?', start);
   return url.slice(start, q === -1 ? undefined : q);
-}
-
-/** Path params normally arrive decoded; a doubly-encoded or raw one is decoded once more, safely. */
-function decodeSegment(s: string): string {
-  if (!s.includes('%')) return s;
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
 }
