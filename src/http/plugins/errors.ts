@@ -16,11 +16,18 @@ export function pathOf(requestUrl: string): string {
   return q === -1 ? requestUrl.slice(start) : requestUrl.slice(start, q);
 }
 
+/** Adds the headers every problem response carries (type, no-store, the error's own) to `into`. */
+export function addProblemHeaders(into: Record<string, string>, err: ApiError): Record<string, string> {
+  into['content-type'] = 'application/problem+json';
+  into['cache-control'] = 'no-store';
+  for (const k in err.headers) into[k] = err.headers[k]!;
+  return into;
+}
+
 /** Renders an ApiError as RFC 9457 problem+json; every error response goes through here. */
 export function problemResponse(err: ApiError, opts: { publicUrl: string; requestUrl: string; headers: Record<string, unknown> }): Response {
   const body = problemBody(err, baseUrlOf(opts.publicUrl, opts.requestUrl), pathOf(opts.requestUrl), requestIdOf(opts.headers));
-  const headers: Record<string, string> = { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...err.headers };
-  return new Response(JSON.stringify(body), { status: err.status, headers });
+  return new Response(JSON.stringify(body), { status: err.status, headers: addProblemHeaders({}, err) });
 }
 
 /**

@@ -4,7 +4,7 @@ import { ANONYMOUS, type Access } from '../../limits/access.ts';
 import type { Limits } from '../../limits/index.ts';
 import { QuotaEntry } from '../../limits/quota.ts';
 import { ApiError, PROBLEMS, problemSlug } from '../problems.ts';
-import { baseUrlOf, pathOf } from './errors.ts';
+import { addProblemHeaders, baseUrlOf, pathOf } from './errors.ts';
 import { requestIdOf } from './request-context.ts';
 
 /**
@@ -212,9 +212,7 @@ export function limitsGate(limits: Limits, opts: LimitsGateOptions) {
   function refuse(err: ApiError, url: string, set: SetLike): Response {
     const headers = set.headers as Record<string, string>;
     const body = templates.render(err, url, requestIdOf(headers));
-    headers['content-type'] = 'application/problem+json';
-    headers['cache-control'] = 'no-store';
-    for (const k in err.headers) headers[k] = err.headers[k]!;
+    addProblemHeaders(headers, err);
     set.headers = {};
     return new Response(body, { status: err.status, headers });
   }
@@ -234,7 +232,7 @@ export function limitsGate(limits: Limits, opts: LimitsGateOptions) {
     const exposed = 'access-control-expose-headers' in collected;
     if (tooManyHeaders === null || second !== tooManySecond || rate.windowEnd !== tooManyEnd || exposed !== tooManyExposed) {
       rateHeaders(collected, -1, now);
-      const all: Record<string, string> = { ...(collected as Record<string, string>), 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...tooMany.headers };
+      const all = addProblemHeaders({ ...(collected as Record<string, string>) }, tooMany);
       delete all['x-request-id'];
       tooManyHeaders = new Headers(all);
       tooManySecond = second;
