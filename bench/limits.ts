@@ -11,7 +11,7 @@
  * Baselines, each its own process:
  *  - `raw`: the same body with only its content type (bench/lib/raw-server.ts);
  *  - `raw+headers`: the same body and the same response headers trafik sent (CONTRACT §1/§4 make
- *    ~10 of them mandatory);
+ *    ~10 of them mandatory), also bench/lib/raw-server.ts;
  *  - `floor`: the least any server can do per request and still answer as the contract requires
  *    (bench/lib/floor-server.ts): client address, request id, key and negotiation headers read, a
  *    per-client count, the same headers with per-request values. `floor / raw` bounds what any
@@ -29,20 +29,7 @@ import { load, median, pin, waitForHttp, type LoadResult } from './lib/load.ts';
 import { seedDatabase } from './lib/seed.ts';
 import { spawnServe } from './lib/serve-process.ts';
 
-// `bun bench/limits.ts --raw-server <port> <body-file> <status> <headers-json>`: the raw+headers
-// baseline, a fresh headers object per request as trafik builds one.
-if (process.argv[2] === '--raw-server') {
-  const [port, file, status, headersFile] = process.argv.slice(3) as [string, string, string, string];
-  const body = new Blob([await Bun.file(file).bytes()]);
-  const headers = JSON.parse(readFileSync(headersFile, 'utf8')) as Record<string, string>;
-  let n = 0;
-  Bun.serve({
-    port: Number(port),
-    hostname: '127.0.0.1',
-    routes: { '/api/v1/events': { GET: () => new Response(body, { status: Number(status), headers: { ...headers, 'x-request-id': `req_${++n}` } }) } },
-    fetch: () => new Response('not found', { status: 404 }),
-  });
-} else await main();
+await main();
 
 async function main(): Promise<void> {
   const arg = (name: string, fallback: number) => {
@@ -121,12 +108,11 @@ end
     writeFileSync(join(dir, '429-headers.json'), JSON.stringify(responseHeaders(refused)));
 
     const rawServer = join(import.meta.dir, 'lib/raw-server.ts');
-    const self = join(import.meta.dir, 'limits.ts');
     const spawnRaw = (args: string[]) => raws.push(Bun.spawn([...pin(0), 'bun', ...args], { stdout: 'ignore', stderr: 'inherit' }));
     spawnRaw([rawServer, String(ports.rawPage), '/api/v1/events', join(dir, 'page.json'), page.headers.get('content-type')!]);
     spawnRaw([rawServer, String(ports.raw429), '/api/v1/events', join(dir, '429.json'), 'application/problem+json', '429']);
-    spawnRaw([self, '--raw-server', String(ports.rawPageHeaders), join(dir, 'page.json'), '200', join(dir, 'page-headers.json')]);
-    spawnRaw([self, '--raw-server', String(ports.raw429Headers), join(dir, '429.json'), '429', join(dir, '429-headers.json')]);
+    spawnRaw([rawServer, String(ports.rawPageHeaders), '/api/v1/events', join(dir, 'page.json'), page.headers.get('content-type')!, '200', join(dir, 'page-headers.json')]);
+    spawnRaw([rawServer, String(ports.raw429Headers), '/api/v1/events', join(dir, '429.json'), 'application/problem+json', '429', join(dir, '429-headers.json')]);
     const floor = (port: number, perMinute: number) =>
       spawnRaw([join(import.meta.dir, 'lib/floor-server.ts'), String(port), String(perMinute), '127.0.0.1', join(dir, 'page.json'), join(dir, 'page-headers.json'), join(dir, '429.json'), join(dir, '429-headers.json')]);
     floor(ports.floorPage, PAGE_LIMIT);
