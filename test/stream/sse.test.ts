@@ -123,6 +123,25 @@ test('heartbeats, the SSE content type, and no body cut by an idle timeout', asy
   ctrl.abort();
 });
 
+test('HEAD answers the stream\'s headers at once, with or without a trailing slash, and opens no stream', async () => {
+  await until(() => t.streams.size === 0);
+  for (const path of ['/api/v1/events/stream', '/api/v1/events/stream/']) {
+    const r = await fetch(`${base}${path}`, { method: 'HEAD', headers: { authorization: `Bearer ${enterprise}` }, signal: AbortSignal.timeout(2000) });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toStartWith('text/event-stream');
+    expect(r.headers.get('cache-control')).toBe('no-cache');
+    expect(t.streams.size).toBe(0);
+  }
+  // In-process too (app.handle has no Bun route to drop the body for it).
+  const inProcess = await Promise.race([
+    t.request('/api/v1/events/stream', { method: 'HEAD', headers: { authorization: `Bearer ${enterprise}` } }),
+    Bun.sleep(2000).then(() => null),
+  ]);
+  expect(inProcess?.status).toBe(200);
+  // Its checks still apply: Free is refused.
+  expect((await fetch(`${base}/api/v1/events/stream`, { method: 'HEAD', headers: { authorization: `Bearer ${free}` } })).status).toBe(403);
+});
+
 test('at most five concurrent streams per key; a sixth is 429, another key is unaffected', async () => {
   const ctrls = Array.from({ length: 5 }, () => new AbortController());
   const opened = await Promise.all(ctrls.map((c) => fetch(`${base}/api/v1/events/stream`, { headers: { authorization: `Bearer ${enterprise}` }, signal: c.signal })));

@@ -10,6 +10,7 @@ import { StreamQuery } from './model.ts';
 import { parseLastEventId, type StreamHub } from './service.ts';
 
 const checkStream = strictQuery(StreamQuery);
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
 export function streamRoutes(deps: { hub: StreamHub; clock: Clock }) {
   return new Elysia({ name: 'trafik.stream' }).use(accessContext).get(
@@ -20,12 +21,14 @@ export function streamRoutes(deps: { hub: StreamHub; clock: Clock }) {
       const city = raw.city === undefined ? null : resolveCityOrThrow(raw.city, 'query');
       const { query: q } = parseListQuery(raw, { accept: null, now: deps.clock(), plate: city?.plate ?? null, enterprise: true, historyDays: 1 });
       const lastEventId = parseLastEventId(request.headers.get('last-event-id'));
+      // HEAD gets the stream's headers and opens nothing: Elysia's own HEAD handling (in-process,
+      // or a path Bun's routes miss, such as a trailing slash) reads the body to measure it, and
+      // a stream never ends.
+      if (request.method === 'HEAD') return new Response(null, { headers: SSE_HEADERS });
       const body = deps.hub.openStream(access.keyId ?? 'anonymous', eventFilter(q), lastEventId, request.signal);
       // A stream is idle between changes: no idle timeout (heartbeats keep proxies awake).
       server?.timeout(request, 0);
-      return new Response(body, {
-        headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
-      });
+      return new Response(body, { headers: SSE_HEADERS });
     },
     {
       response: errorResponses(400, 403),
