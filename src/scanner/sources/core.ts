@@ -2,10 +2,10 @@
  * The request policy the three HTTP adapters share: a concurrency limit on in-flight requests, the
  * source-wide back-off, and the translation of fetch failures into cell failures.
  */
-import type { SourceName } from '../../domain/event.ts';
+import type { NormalizedItem, SourceName } from '../../domain/event.ts';
 import { SourceBackoff } from './backoff.ts';
 import { fetchJson, type FetchJsonFailure, type SleepFn } from './http.ts';
-import type { CellFailureKind, SourceStatus } from './source.ts';
+import type { CellFailureKind, CellResult, SourceStatus } from './source.ts';
 import { createLimiter, isRecord, type JsonRecord, type Limiter } from './util.ts';
 
 /** What every HTTP adapter needs from its environment. */
@@ -130,6 +130,13 @@ export class HttpSourceCore {
       }
       return { ok: false, kind: r.kind, error: r.error, requests: r.requests };
     });
+  }
+
+  /** A whole cell in one GET, its answer parsed into items (sources that never subdivide). */
+  async getItems(url: URL, parse: (body: JsonRecord) => NormalizedItem[], signal?: AbortSignal): Promise<CellResult> {
+    const r = await this.get(url, signal);
+    if (!r.ok) return r;
+    return { ok: true, items: parse(r.body), requests: r.requests };
   }
 
   status(): SourceStatus {

@@ -6,7 +6,6 @@ import type { EventType, JamDetails, NormalizedItem, Severity } from '../../doma
 import { HttpSourceCore, type HttpSourceDeps } from './core.ts';
 import type { BBox, Cell, CellResult, Source, SourceStatus } from './source.ts';
 import {
-  dedupeItems,
   FieldTypeError,
   fmtCoord,
   isoToMs,
@@ -19,10 +18,10 @@ import {
   optNumber,
   optRecord,
   optString,
+  readTopItems,
   recordReader,
   reqRecord,
   text,
-  topArray,
   type JsonRecord,
 } from './util.ts';
 
@@ -152,11 +151,7 @@ const readResult = recordReader((raw): NormalizedItem | null => {
 
 /** Map one `/v7/incidents` payload to normalized items, keyed on `originalId`. Pure; never throws. */
 export function parseHere(payload: unknown): NormalizedItem[] {
-  return dedupeItems(
-    topArray(payload, 'results')
-      .map(readResult)
-      .filter((i): i is NormalizedItem => i !== null),
-  );
+  return readTopItems(payload, 'results', readResult);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -215,9 +210,7 @@ export class HereSource implements Source {
   }
 
   async fetchCell(cell: Cell, signal?: AbortSignal): Promise<CellResult> {
-    const r = await this.core.get(this.url(cell.bbox), signal);
-    if (!r.ok) return r;
-    return { ok: true, items: parseHere(r.body), requests: r.requests };
+    return this.core.getItems(this.url(cell.bbox), parseHere, signal);
   }
 
   status(): SourceStatus {

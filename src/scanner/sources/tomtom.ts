@@ -7,7 +7,6 @@ import { HttpSourceCore, type HttpSourceDeps } from './core.ts';
 import type { BBox, Cell, CellResult, Source, SourceStatus } from './source.ts';
 import {
   confidenceOf,
-  dedupeItems,
   FieldTypeError,
   fmtCoord,
   isoToMs,
@@ -18,11 +17,11 @@ import {
   optArray,
   optNumber,
   optString,
+  readTopItems,
   recordReader,
   reqRecord,
   reqString,
   text,
-  topArray,
   type JsonRecord,
 } from './util.ts';
 
@@ -211,11 +210,7 @@ const readFeature = recordReader((raw): NormalizedItem | null => {
 
 /** Map one incidentDetails payload to normalized items. Pure; a malformed incident is skipped. */
 export function parseTomTom(payload: unknown): NormalizedItem[] {
-  return dedupeItems(
-    topArray(payload, 'incidents')
-      .map(readFeature)
-      .filter((i): i is NormalizedItem => i !== null),
-  );
+  return readTopItems(payload, 'incidents', readFeature);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -273,9 +268,7 @@ export class TomTomSource implements Source {
   }
 
   async fetchCell(cell: Cell, signal?: AbortSignal): Promise<CellResult> {
-    const r = await this.core.get(this.url(cell.bbox), signal);
-    if (!r.ok) return r;
-    return { ok: true, items: parseTomTom(r.body), requests: r.requests };
+    return this.core.getItems(this.url(cell.bbox), parseTomTom, signal);
   }
 
   status(): SourceStatus {

@@ -88,6 +88,15 @@ export function recordReader<T>(read: (raw: JsonRecord) => T | null): (raw: unkn
   };
 }
 
+/** The items of a payload's top-level array, each record read by `read` (null skips it), deduplicated. */
+export function readTopItems(payload: unknown, key: string, read: (raw: unknown) => NormalizedItem | null): NormalizedItem[] {
+  return dedupeItems(
+    topArray(payload, key)
+      .map(read)
+      .filter((i): i is NormalizedItem => i !== null),
+  );
+}
+
 /** A top-level array of the payload; a missing or mistyped one is an empty list. */
 export function topArray(payload: unknown, key: string): unknown[] {
   if (!isRecord(payload)) return [];
